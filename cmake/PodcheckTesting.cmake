@@ -1,0 +1,49 @@
+# Test helpers. Catch2 v2 (catch2/catch.hpp) and v3 (catch2/catch_all.hpp) are both accepted;
+# testing/catch.hpp hides the difference from test sources.
+if(NOT PODCHECK_BUILD_TESTS)
+  return()
+endif()
+enable_testing()
+find_package(Catch2 REQUIRED)
+if(Catch2_VERSION VERSION_GREATER_EQUAL 3)
+  set(PODCHECK_CATCH_MAJOR 3)
+else()
+  set(PODCHECK_CATCH_MAJOR 2)
+endif()
+message(STATUS "podcheck: Catch2 ${Catch2_VERSION} (v${PODCHECK_CATCH_MAJOR})")
+
+add_library(podcheck_catch_main STATIC ${PROJECT_SOURCE_DIR}/testing/catch_main.cpp)
+target_compile_features(podcheck_catch_main PUBLIC cxx_std_20)
+target_include_directories(podcheck_catch_main PUBLIC ${PROJECT_SOURCE_DIR})
+target_compile_definitions(podcheck_catch_main PUBLIC PODCHECK_CATCH_MAJOR=${PODCHECK_CATCH_MAJOR})
+if(PODCHECK_CATCH_MAJOR EQUAL 3)
+  target_link_libraries(podcheck_catch_main PUBLIC Catch2::Catch2)
+else()
+  target_link_libraries(podcheck_catch_main PUBLIC Catch2::Catch2)
+endif()
+
+# Path of the system python with h5py + numpy (Debian: /usr/bin/python3 with python3-h5py).
+find_program(PODCHECK_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
+if(NOT PODCHECK_PYTHON3)
+  find_program(PODCHECK_PYTHON3 NAMES python3)
+endif()
+
+# podcheck_add_test(NAME SOURCES a.cpp b.cpp LIBS lib... LABELS l...)
+# One Catch2 executable per module; ctest runs it as one test per Catch2 test case so that a
+# failure names the case. Tests tagged [gpu] skip with exit code 4 where no GPU is present.
+function(podcheck_add_test name)
+  cmake_parse_arguments(T "" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE podcheck_catch_main ${T_LIBS})
+  target_compile_definitions(${name} PRIVATE
+    PODCHECK_SOURCE_DIR="${PROJECT_SOURCE_DIR}" PODCHECK_PYTHON3="${PODCHECK_PYTHON3}")
+  if(PODCHECK_CATCH_MAJOR EQUAL 3)
+    include(Catch)
+  else()
+    include(Catch OPTIONAL RESULT_VARIABLE _catch_found)
+    if(NOT _catch_found)
+      include(${Catch2_DIR}/Catch.cmake)
+    endif()
+  endif()
+  catch_discover_tests(${name} TEST_PREFIX "${name}:" PROPERTIES LABELS "${T_LABELS}" SKIP_RETURN_CODE 4)
+endfunction()

@@ -1,0 +1,9 @@
+// main() for every podcheck test executable, for Catch2 v2 and v3 alike.
+#if PODCHECK_CATCH_MAJOR >= 3
+#include <catch2/catch_session.hpp>
+#else
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
+#endif
+
+int main(int argc, char* argv[]) { return Catch::Session().run(argc, argv); }
