@@ -1,0 +1,24 @@
+// Trace files (HDF5): a fixture group plus observed outputs, provenance and expected verdicts.
+// Format: docs/FORMAT.md. Readers throw FormatError (fixtures/fixture_io.hpp) naming file/case/dataset.
+#pragma once
+
+#include "fixtures/fixture_io.hpp"
+#include "traces/trace.hpp"
+
+#include <string>
+#include <vector>
+
+namespace podcheck {
+
+struct TraceWriteOptions {
+  bool force = false;
+  bool with_reference = false;  // also store reference outputs (makes the trace a full fixture)
+};
+
+void write_traces(const std::string& path, const std::vector<Trace>& traces, const TraceWriteOptions& options = {});
+std::vector<std::string> list_trace_cases(const std::string& path);
+std::vector<Trace> read_traces(const std::string& path);
+Trace read_trace(const std::string& path, const std::string& case_id);
+bool is_trace_file(const std::string& path);  // true for a podcheck trace, false for a fixture
+
+}  // namespace podcheck
