@@ -4,6 +4,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <stdexcept>
+
 namespace podcheck::cli {
 
 struct CommandResult {
@@ -20,6 +22,8 @@ void add_replay(CLI::App& app, CommandResult& result);     // cli/cmd_replay.cpp
 void add_validate(CLI::App& app, CommandResult& result);   // cli/cmd_validate.cpp   (validation)
 void add_merge(CLI::App& app, CommandResult& result);      // cli/cmd_merge.cpp      (validation)
 void add_run(CLI::App& app, CommandResult& result);        // cli/cmd_run.cpp        (kernels)
+// Registers `bench kernel` under the `bench` subcommand (cli/cmd_bench_kernel.cpp; kernels).
+void add_bench_kernel(CLI::App& bench, CommandResult& result);
 
 // Thrown by commands for bad usage or bad input; main prints "podcheck: error: <what>" and exits 2.
 struct UsageError : std::runtime_error {
