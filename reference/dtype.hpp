@@ -45,6 +45,10 @@ Fp8Overflow fp8_overflow_from_name(std::string_view name);
 double decode_bits(DType t, std::uint32_t bits);
 std::uint32_t encode_bits(DType t, double value, Fp8Overflow overflow = Fp8Overflow::saturate);
 
+// Decode table of an 8- or 16-bit float dtype (256 or 65536 doubles, indexed by the storage bits), built
+// once from decode_bits; nullptr for other dtypes. For bulk decoding (the reference's gathers).
+const double* decode_table(DType t);
+
 // Round a double to the nearest value representable in t (encode then decode).
 double round_to(DType t, double value, Fp8Overflow overflow = Fp8Overflow::saturate);
 

@@ -1,0 +1,252 @@
+// Exact decode and round-to-nearest-even encode of the storage dtypes (reference/dtype.hpp).
+//
+// Every binary float format here is described by (exponent bits, mantissa bits, bias) plus how its top
+// exponent is used: IEEE (Inf and NaN), or e4m3fn's "fn" convention (no Inf; only all-ones is NaN).
+// Encoding scales |x| by the quantum (the spacing at its exponent), rounds with nearbyint (ties to even
+// in the default rounding mode) and rebuilds the bits from the rounded value, so no bit tricks are needed.
+#include "reference/dtype.hpp"
+
+#include <bit>
+#include <cfenv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace podcheck {
+namespace {
+
+struct FloatFormat {
+  int ebits;
+  int mbits;
+  int bias;
+  bool ieee_top;             // top exponent reserved for Inf/NaN (false: e4m3fn, only all-ones mantissa is NaN)
+  std::uint32_t nan_bits;    // canonical quiet NaN
+  int max_exp;               // unbiased exponent of the largest finite value
+  std::uint32_t max_mant;    // mantissa field of the largest finite value
+};
+
+constexpr FloatFormat kF16{5, 10, 15, true, 0x7E00u, 15, 0x3FFu};
+constexpr FloatFormat kBF16{8, 7, 127, true, 0x7FC0u, 127, 0x7Fu};
+constexpr FloatFormat kE4M3{4, 3, 7, false, 0x7Fu, 8, 0x6u};
+constexpr FloatFormat kE5M2{5, 2, 15, true, 0x7Eu, 15, 0x3u};
+constexpr FloatFormat kF32{8, 23, 127, true, 0x7FC00000u, 127, 0x7FFFFFu};
+
+const FloatFormat* format_of(DType t) {
+  switch (t) {
+    case DType::float16: return &kF16;
+    case DType::bfloat16: return &kBF16;
+    case DType::float8_e4m3fn: return &kE4M3;
+    case DType::float8_e5m2: return &kE5M2;
+    case DType::float32: return &kF32;
+    default: return nullptr;
+  }
+}
+
+double max_finite_of(const FloatFormat& f) {
+  return std::ldexp(1.0 + std::ldexp(static_cast<double>(f.max_mant), -f.mbits), f.max_exp);
+}
+
+double decode_format(const FloatFormat& f, std::uint32_t bits) {
+  const std::uint32_t mmask = (1u << f.mbits) - 1u;
+  const std::uint32_t emask = (1u << f.ebits) - 1u;
+  const bool neg = (bits >> (f.ebits + f.mbits)) & 1u;
+  const std::uint32_t e = (bits >> f.mbits) & emask;
+  const std::uint32_t m = bits & mmask;
+  double v;
+  if (f.ieee_top && e == emask) {
+    v = m == 0 ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
+  } else if (!f.ieee_top && e == emask && m == mmask) {
+    v = std::numeric_limits<double>::quiet_NaN();
+  } else if (e == 0) {
+    v = std::ldexp(static_cast<double>(m), 1 - f.bias - f.mbits);
+  } else {
+    v = std::ldexp(static_cast<double>(m | (1u << f.mbits)), static_cast<int>(e) - f.bias - f.mbits);
+  }
+  return neg ? -v : v;
+}
+
+// Bits of a value already representable in f (finite, |v| <= max finite).
+std::uint32_t pack_exact(const FloatFormat& f, bool neg, double a) {
+  const std::uint32_t sign = neg ? (1u << (f.ebits + f.mbits)) : 0u;
+  if (a == 0.0) return sign;
+  const int emin = 1 - f.bias;
+  if (a < std::ldexp(1.0, emin)) {
+    auto m = static_cast<std::uint32_t>(std::ldexp(a, f.mbits - emin));
+    return sign | m;
+  }
+  const int e = std::ilogb(a);
+  auto m = static_cast<std::uint32_t>(std::ldexp(a, f.mbits - e)) - (1u << f.mbits);
+  return sign | (static_cast<std::uint32_t>(e + f.bias) << f.mbits) | m;
+}
+
+std::uint32_t encode_format(const FloatFormat& f, double x, bool fp8, Fp8Overflow overflow) {
+  const std::uint32_t sign = std::signbit(x) ? (1u << (f.ebits + f.mbits)) : 0u;
+  const std::uint32_t inf_bits = ((1u << f.ebits) - 1u) << f.mbits;
+  if (std::isnan(x)) return f.nan_bits;
+  const bool neg = std::signbit(x);
+  const double a = std::fabs(x);
+  const double maxf = max_finite_of(f);
+  auto overflowed = [&]() -> std::uint32_t {
+    if (fp8 && overflow == Fp8Overflow::saturate) return pack_exact(f, neg, maxf);
+    if (f.ieee_top) return sign | inf_bits;
+    return sign | f.nan_bits;  // e4m3fn: NaN keeps the sign (0x7F / 0xFF)
+  };
+  if (std::isinf(a)) return overflowed();
+  if (a == 0.0) return sign;
+  const int emin = 1 - f.bias;
+  const int e = std::max(std::ilogb(a), emin);
+  const int quantum_exp = e - f.mbits;
+  const double q = std::ldexp(a, -quantum_exp);  // exact: power-of-two scaling
+  const int saved = std::fegetround();
+  if (saved != FE_TONEAREST) std::fesetround(FE_TONEAREST);
+  const double r = std::nearbyint(q);
+  if (saved != FE_TONEAREST) std::fesetround(saved);
+  const double rounded = std::ldexp(r, quantum_exp);
+  if (rounded > maxf) return overflowed();
+  return pack_exact(f, neg, rounded);
+}
+
+}  // namespace
+
+std::string_view dtype_name(DType t) {
+  switch (t) {
+    case DType::float16: return "float16";
+    case DType::bfloat16: return "bfloat16";
+    case DType::float8_e4m3fn: return "float8_e4m3fn";
+    case DType::float8_e5m2: return "float8_e5m2";
+    case DType::float32: return "float32";
+    case DType::float64: return "float64";
+    case DType::int32: return "int32";
+    case DType::uint8: return "uint8";
+  }
+  return "?";
+}
+
+DType dtype_from_name(std::string_view name) {
+  for (DType t : {DType::float16, DType::bfloat16, DType::float8_e4m3fn, DType::float8_e5m2, DType::float32,
+                  DType::float64, DType::int32, DType::uint8}) {
+    if (dtype_name(t) == name) return t;
+  }
+  throw std::invalid_argument("unknown dtype '" + std::string(name) +
+                              "' (expected one of float16, bfloat16, float8_e4m3fn, float8_e5m2, float32, "
+                              "float64, int32, uint8)");
+}
+
+bool is_float8(DType t) { return t == DType::float8_e4m3fn || t == DType::float8_e5m2; }
+bool is_16bit_float(DType t) { return t == DType::float16 || t == DType::bfloat16; }
+
+std::size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::float8_e4m3fn:
+    case DType::float8_e5m2:
+    case DType::uint8: return 1;
+    case DType::float16:
+    case DType::bfloat16: return 2;
+    case DType::float32:
+    case DType::int32: return 4;
+    case DType::float64: return 8;
+  }
+  return 0;
+}
+
+std::string_view fp8_overflow_name(Fp8Overflow m) { return m == Fp8Overflow::saturate ? "saturate" : "nan"; }
+
+Fp8Overflow fp8_overflow_from_name(std::string_view name) {
+  if (name == "saturate") return Fp8Overflow::saturate;
+  if (name == "nan") return Fp8Overflow::nan;
+  throw std::invalid_argument("unknown fp8 overflow convention '" + std::string(name) +
+                              "' (expected saturate or nan)");
+}
+
+double decode_bits(DType t, std::uint32_t bits) {
+  if (const FloatFormat* f = format_of(t)) {
+    const int width = static_cast<int>(dtype_size(t)) * 8;
+    if (width < 32) bits &= (1u << width) - 1u;
+    return decode_format(*f, bits);
+  }
+  if (t == DType::int32) return static_cast<double>(static_cast<std::int32_t>(bits));
+  if (t == DType::uint8) return static_cast<double>(bits & 0xFFu);
+  throw std::invalid_argument("decode_bits: float64 has no 32-bit storage; use the double directly");
+}
+
+std::uint32_t encode_bits(DType t, double value, Fp8Overflow overflow) {
+  if (const FloatFormat* f = format_of(t)) return encode_format(*f, value, is_float8(t), overflow);
+  if (t == DType::int32) {
+    if (!(value >= -2147483648.0 && value <= 2147483647.0) || value != std::floor(value))
+      throw std::invalid_argument("encode_bits: " + std::to_string(value) + " is not an int32");
+    return static_cast<std::uint32_t>(static_cast<std::int32_t>(value));
+  }
+  if (t == DType::uint8) {
+    if (!(value >= 0.0 && value <= 255.0) || value != std::floor(value))
+      throw std::invalid_argument("encode_bits: " + std::to_string(value) + " is not a uint8");
+    return static_cast<std::uint32_t>(value);
+  }
+  throw std::invalid_argument("encode_bits: float64 has no 32-bit storage; use the double directly");
+}
+
+const double* decode_table(DType t) {
+  static const std::vector<double> f16 = [] {
+    std::vector<double> v(65536);
+    for (std::uint32_t b = 0; b < 65536; ++b) v[b] = decode_format(kF16, b);
+    return v;
+  }();
+  static const std::vector<double> bf16 = [] {
+    std::vector<double> v(65536);
+    for (std::uint32_t b = 0; b < 65536; ++b) v[b] = decode_format(kBF16, b);
+    return v;
+  }();
+  static const std::vector<double> e4m3 = [] {
+    std::vector<double> v(256);
+    for (std::uint32_t b = 0; b < 256; ++b) v[b] = decode_format(kE4M3, b);
+    return v;
+  }();
+  static const std::vector<double> e5m2 = [] {
+    std::vector<double> v(256);
+    for (std::uint32_t b = 0; b < 256; ++b) v[b] = decode_format(kE5M2, b);
+    return v;
+  }();
+  switch (t) {
+    case DType::float16: return f16.data();
+    case DType::bfloat16: return bf16.data();
+    case DType::float8_e4m3fn: return e4m3.data();
+    case DType::float8_e5m2: return e5m2.data();
+    default: return nullptr;
+  }
+}
+
+double round_to(DType t, double value, Fp8Overflow overflow) {
+  if (t == DType::float64) return value;
+  return decode_bits(t, encode_bits(t, value, overflow));
+}
+
+double dtype_max_finite(DType t) {
+  if (const FloatFormat* f = format_of(t)) return max_finite_of(*f);
+  switch (t) {
+    case DType::float64: return std::numeric_limits<double>::max();
+    case DType::int32: return 2147483647.0;
+    case DType::uint8: return 255.0;
+    default: return 0.0;
+  }
+}
+
+double dtype_ulp(DType t, double x) {
+  const double a = std::fabs(x);
+  int mbits, emin;
+  if (const FloatFormat* f = format_of(t)) {
+    mbits = f->mbits;
+    emin = 1 - f->bias;
+  } else if (t == DType::float64) {
+    mbits = 52;
+    emin = -1022;
+  } else {
+    return 1.0;  // integers
+  }
+  if (!std::isfinite(a)) return std::numeric_limits<double>::quiet_NaN();
+  const int e = a == 0.0 ? emin : std::max(std::ilogb(a), emin);
+  return std::ldexp(1.0, e - mbits);
+}
+
+}  // namespace podcheck
