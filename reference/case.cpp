@@ -179,7 +179,7 @@ void check_side(const Case& c, SideKind kind, const Side& s) {
     const std::int64_t P = kv.num_pages();
     const std::int64_t ps = pt.page_size;
     if (kv.stacked()) {
-      ck.require(kv.k.empty() && kv.v.empty() && kv.k.shape.empty() && kv.v.shape.empty(),
+      ck.require(kv.k.bytes.empty() && kv.v.bytes.empty(),
                  "stacked KV given together with separate k/v tensors");
       if (kv.layout == Layout::NHD)
         check_tensor(ck, "kv", *kv.kv_stacked, c.dtype_kv, {P, 2, ps, Hkv, D});

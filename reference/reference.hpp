@@ -64,6 +64,13 @@ void reference_naive_row(const Case& c, SideKind side, std::int64_t row, int hea
 SideResult reference_naive_side(const Case& c, SideKind side, const Semantics& sem = {});
 PodResult reference_naive(const Case& c, const Semantics& sem = {});
 
+// Largest relative disagreement between two results of one side (same shape): per (row, head) the max-norm
+// of the output difference over the max-norm of b's output, and |lse_a - lse_b| / max(1, |lse_b|); an empty
+// row must be empty in both (0 / -inf), else the result is +inf. Used by selfcheck and the tests.
+double max_rel_diff(const SideResult& a, const SideResult& b);
+// Same for one (row, head): out vectors of head_dim values and their LSEs.
+double row_rel_diff(const double* out_a, double lse_a, const double* out_b, double lse_b, int head_dim);
+
 // Useful FLOPs of a side: 4 * D per visible (query row, query head, key) pair (QK^T and PV).
 double useful_flops(const Case& c, SideKind side);
 

@@ -1,0 +1,77 @@
+// The fast reference against the naive one (double) over random cases covering every feature, and the naive
+// double reference against the same code in 50-digit arithmetic (Boost cpp_bin_float_50) on sampled rows.
+#include "reference/naive.hpp"
+#include "reference/reference.hpp"
+#include "reference/tests/random_case.hpp"
+#include "testing/catch.hpp"
+
+#include <boost/multiprecision/cpp_bin_float.hpp>
+
+#include <cstdio>
+
+using namespace podcheck;
+using podcheck::testing::random_case;
+
+namespace {
+
+// Reference-vs-reference agreement bounds (the contract in reference/README.md), not kernel tolerances.
+constexpr double kFastVsNaive = 1e-12;
+constexpr double kDoubleVsMultiprecision = 1e-14;
+
+}  // namespace
+
+TEST_CASE("fast reference equals naive reference on 240 random cases", "[reference]") {
+  double worst = 0.0;
+  int sides = 0, rows = 0, empty_rows = 0;
+  for (std::uint64_t seed = 1; seed <= 240; ++seed) {
+    auto draw = random_case(seed);
+    CAPTURE(seed, draw.summary);
+    for (SideKind k : {SideKind::prefill, SideKind::decode}) {
+      if (!draw.kase.side(k)) continue;
+      const SideResult fast = reference_fast_side(draw.kase, k, draw.sem);
+      const SideResult naive = reference_naive_side(draw.kase, k, draw.sem);
+      const double d = max_rel_diff(fast, naive);
+      CHECK(d <= kFastVsNaive);
+      worst = std::max(worst, d);
+      ++sides;
+      rows += static_cast<int>(naive.rows * naive.heads);
+      for (double l : naive.lse) empty_rows += std::isinf(l) ? 1 : 0;
+    }
+  }
+  std::printf("fast vs naive: %d sides, %d (row, head) pairs (%d empty), max rel diff %.3g\n", sides, rows,
+              empty_rows, worst);
+  CHECK(empty_rows > 0);  // the draw does exercise fully masked rows
+}
+
+TEST_CASE("naive double reference agrees with 50-digit arithmetic", "[reference][slow]") {
+  using Mp = boost::multiprecision::cpp_bin_float_50;
+  double worst = 0.0;
+  int checked = 0;
+  for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+    auto draw = random_case(seed);
+    CAPTURE(seed, draw.summary);
+    for (SideKind k : {SideKind::prefill, SideKind::decode}) {
+      const Side* s = draw.kase.side(k);
+      if (!s || s->num_rows() == 0) continue;
+      const int D = draw.kase.head_dim;
+      for (int sample = 0; sample < 3; ++sample) {
+        const std::int64_t row = (seed * 31 + sample * 17) % s->num_rows();
+        const int h = static_cast<int>((seed + sample) % draw.kase.num_qo_heads);
+        std::vector<double> od(D);
+        double ld;
+        reference_naive_row<double>(draw.kase, k, row, h, draw.sem, od.data(), ld);
+        std::vector<Mp> om(D);
+        Mp lm;
+        reference_naive_row<Mp>(draw.kase, k, row, h, draw.sem, om.data(), lm);
+        std::vector<double> omd(D);
+        for (int d = 0; d < D; ++d) omd[d] = om[d].convert_to<double>();
+        const double diff = row_rel_diff(od.data(), ld, omd.data(), lm.convert_to<double>(), D);
+        CHECK(diff <= kDoubleVsMultiprecision);
+        worst = std::max(worst, diff);
+        ++checked;
+      }
+    }
+  }
+  std::printf("naive double vs cpp_bin_float_50: %d sampled (row, head) pairs, max rel diff %.3g\n", checked, worst);
+  CHECK(checked > 100);
+}
