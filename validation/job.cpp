@@ -1,0 +1,241 @@
+// Replay and self-consistency loops of the main job.
+#include "validation/job.hpp"
+
+#include "reference/naive.hpp"
+#include "reference/reference.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+namespace podcheck::validation {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char ch : s) {
+    if (ch == '\'') out += "'\\''";
+    else out += ch;
+  }
+  return out + "'";
+}
+
+std::string file_stem_for(const std::string& id, Profile p) {
+  std::string s;
+  for (char ch : id) s += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '.') ? ch : '_';
+  return s + "__" + std::string(profile_name(p));
+}
+
+}  // namespace
+
+std::string reproduce_command(const std::string& file, const std::string& id, Profile profile, Policy policy) {
+  std::string cmd = fmt::format("podcheck replay {} --case {} --profile {}", shell_quote(file), shell_quote(id),
+                                profile_name(profile));
+  if (policy != Policy::calibrated) cmd += fmt::format(" --policy {}", policy_name(policy));
+  return cmd;
+}
+
+std::vector<Profile> profiles_for(const Trace& t, const JobOptions& o) {
+  if (o.profile) return {*o.profile};
+  std::vector<Profile> out;
+  for (const auto& e : t.expected) {
+    const Profile p = profile_from_name(e.profile);
+    if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+  }
+  if (out.empty()) out.push_back(Profile::intended);
+  return out;
+}
+
+CaseResult replay_one(const Trace& t, const std::string& file, Profile profile, const JobHooks& hooks,
+                      const JobOptions& o) {
+  JudgeOptions jo;
+  jo.policy = o.policy;
+  jo.profile = profile;
+  CaseResult r = judge(t.kase, t.observed, jo);
+  r.source = file;
+  apply_expectations(r, t.expected);
+  if (r.verdict == Verdict::fail) {
+    r.reproduce = reproduce_command(file, t.kase.id, profile, o.policy);
+    if (o.artifacts && hooks.write_failure && r.status != Status::invalid_case) {
+      try {
+        fs::create_directories(o.artifacts_dir);
+        const std::string path = (fs::path(o.artifacts_dir) / (file_stem_for(t.kase.id, profile) + ".h5")).string();
+        hooks.write_failure(path, t);
+        r.artifact = path;
+      } catch (const std::exception& e) {
+        r.artifact = std::string("(not written: ") + e.what() + ")";
+      }
+    }
+  }
+  return r;
+}
+
+std::vector<CaseResult> replay_files(const std::vector<std::string>& files, const JobHooks& hooks,
+                                     const JobOptions& o) {
+  struct Item {
+    std::size_t file;
+    std::size_t trace;
+    Profile profile;
+  };
+  std::vector<std::vector<Trace>> loaded;
+  std::vector<Item> items;
+  std::size_t index = 0;
+  for (std::size_t f = 0; f < files.size(); ++f) {
+    loaded.push_back(hooks.read_traces(files[f]));
+    for (std::size_t k = 0; k < loaded.back().size(); ++k) {
+      const Trace& t = loaded.back()[k];
+      if (!o.case_filter.empty() && t.kase.id != o.case_filter) continue;
+      if (!o.shard.contains(index++)) continue;
+      for (Profile p : profiles_for(t, o)) items.push_back({f, k, p});
+    }
+  }
+  if (!o.case_filter.empty() && items.empty())
+    throw std::invalid_argument(fmt::format("no case '{}' in {}", o.case_filter,
+                                            files.size() == 1 ? files[0] : std::to_string(files.size()) + " files"));
+  std::vector<CaseResult> out;
+  int done = 0;
+  for (const Item& it : items) {
+    out.push_back(replay_one(loaded[it.file][it.trace], files[it.file], it.profile, hooks, o));
+    ++done;
+    if (o.progress) o.progress(out.back(), done, static_cast<int>(items.size()));
+  }
+  return out;
+}
+
+CaseResult selfcheck_case(const Case& c, int sampled_rows) {
+  const auto t0 = std::chrono::steady_clock::now();
+  CaseResult r;
+  r.id = c.id;
+  r.kind = "selfcheck";
+  r.profile = "intended";
+  r.policy = "selfcheck";
+  const double atol = selfcheck_abs_tolerance(), rtol = selfcheck_rel_tolerance();
+  try {
+    const Semantics sem{.lse_base = c.lse_base};
+    const PodResult fast = reference_fast(c, sem);
+    bool bad = false;
+    for (SideKind sk : {SideKind::prefill, SideKind::decode}) {
+      const SideResult* fs_ = fast.side(sk);
+      if (!fs_ || fs_->rows == 0) continue;
+      TensorReport out_rep, lse_rep;
+      out_rep.name = std::string("out_") + (sk == SideKind::prefill ? "p" : "d");
+      lse_rep.name = std::string("lse_") + (sk == SideKind::prefill ? "p" : "d");
+      out_rep.side = lse_rep.side = sk;
+      lse_rep.kind = TensorKind::lse;
+      out_rep.checked = lse_rep.checked = true;
+      std::set<std::int64_t> rows;
+      const std::int64_t n = fs_->rows;
+      if (sampled_rows >= 1) rows.insert(0);
+      if (sampled_rows >= 2) rows.insert(n - 1);
+      for (int k = 2; k < sampled_rows; ++k) rows.insert((n * (k - 1)) / (sampled_rows - 1));
+      const int H = fs_->heads, D = fs_->head_dim;
+      std::vector<int> heads = {0};
+      if (H > 1) heads.push_back(H - 1);
+      std::vector<double> nout(D);
+      for (std::int64_t row : rows)
+        for (int h : heads) {
+          double nlse = 0;
+          reference_naive_row<double>(c, sk, row, h, sem, nout.data(), nlse);
+          double scale = 0;
+          for (int d = 0; d < D; ++d) scale = std::max(scale, std::abs(nout[d]));
+          const double bound = atol + rtol * scale;
+          for (int d = 0; d < D; ++d) {
+            const double f = fs_->o(row, h, d), e = std::abs(f - nout[d]);
+            ++out_rep.numel;
+            if (!(e <= bound) && !(f == nout[d])) {
+              ++out_rep.over_tol;
+              if (!out_rep.worst) {
+                out_rep.worst = locate_element(c, sk, TensorKind::out, (row * H + h) * D + d);
+                out_rep.worst_observed = f;
+                out_rep.worst_reference = nout[d];
+              }
+            }
+            if (std::isfinite(e)) {
+              out_rep.max_abs = std::max(out_rep.max_abs, e);
+              out_rep.tol_used = std::max(out_rep.tol_used, e / bound);
+            }
+          }
+          const double fl = fs_->lse[row * H + h];
+          ++lse_rep.numel;
+          if (std::isinf(fl) || std::isinf(nlse)) {
+            if (fl != nlse) ++lse_rep.neginf_missing;
+          } else {
+            const double e = std::abs(fl - nlse), b = atol + rtol * std::abs(nlse);
+            lse_rep.max_abs = std::max(lse_rep.max_abs, e);
+            lse_rep.tol_used = std::max(lse_rep.tol_used, e / b);
+            if (!(e <= b)) ++lse_rep.over_tol;
+          }
+        }
+      bad |= out_rep.failed() || lse_rep.failed();
+      r.tensors.push_back(out_rep);
+      r.tensors.push_back(lse_rep);
+    }
+    r.status = r.tensors.empty() ? Status::skipped : (bad ? Status::incorrect : Status::passed);
+    if (r.tensors.empty()) r.message = "case has no query rows";
+    if (bad) r.message = "reference self-consistency: fast and naive references disagree";
+  } catch (const InvalidCase& e) {
+    r.status = Status::invalid_case;
+    r.message = e.what();
+  }
+  r.verdict = plain_verdict(r.status);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+std::vector<CaseResult> selfcheck_tier(std::string_view tier, const JobHooks& hooks, const JobOptions& o) {
+  const auto ids = hooks.list_tier(tier, o.shard);
+  std::vector<CaseResult> out;
+  int done = 0;
+  for (const auto& id : ids) {
+    if (!o.case_filter.empty() && id != o.case_filter) continue;
+    CaseResult r;
+    try {
+      r = selfcheck_case(hooks.make_case(id), o.selfcheck_rows);
+    } catch (const InvalidCase& e) {
+      r.id = id;
+      r.kind = "selfcheck";
+      r.status = Status::invalid_case;
+      r.message = e.what();
+      r.verdict = plain_verdict(r.status);
+    }
+    if (r.verdict == Verdict::fail) r.reproduce = fmt::format("podcheck selfcheck --case {}", shell_quote(id));
+    out.push_back(std::move(r));
+    ++done;
+    if (o.progress) o.progress(out.back(), done, static_cast<int>(ids.size()));
+  }
+  return out;
+}
+
+std::vector<std::string> trace_files_under(const std::string& dir) {
+  std::vector<std::string> out;
+  if (!fs::is_directory(dir)) return out;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file() && e.path().extension() == ".h5") out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string find_golden_dir(const std::vector<std::string>& starts) {
+  for (const auto& s : starts) {
+    if (s.empty()) continue;
+    std::error_code ec;
+    fs::path p = fs::weakly_canonical(fs::path(s), ec);
+    if (ec) continue;
+    while (true) {
+      const fs::path cand = p / "traces" / "golden";
+      if (fs::is_directory(cand, ec)) return cand.string();
+      if (!p.has_parent_path() || p.parent_path() == p) break;
+      p = p.parent_path();
+    }
+  }
+  return "";
+}
+
+}  // namespace podcheck::validation

@@ -1,0 +1,295 @@
+// Console, JSON and JUnit reports; merge of sharded JSON reports.
+#include "validation/report.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace podcheck::validation {
+
+Summary summarize(const std::vector<CaseResult>& results, double seconds) {
+  Summary s;
+  s.seconds = seconds;
+  for (const auto& r : results) {
+    switch (r.status) {
+      case Status::passed: ++s.passed; break;
+      case Status::incorrect: ++s.incorrect; break;
+      case Status::not_supported: ++s.not_supported; break;
+      case Status::invalid_case: ++s.invalid_case; break;
+      case Status::skipped: ++s.skipped; break;
+    }
+    switch (r.verdict) {
+      case Verdict::ok: ++s.ok; break;
+      case Verdict::xfail: ++s.xfail; break;
+      case Verdict::fail: ++s.failed; break;
+      case Verdict::skip: ++s.skip; break;
+    }
+  }
+  return s;
+}
+
+namespace {
+
+std::string metric_text(const TensorReport& t) {
+  if (!t.shape_ok) return t.note;
+  if (!t.checked) return t.name + " " + t.note;
+  std::string s;
+  if (t.unwritten + t.nan > 0) s += fmt::format("{} NaN/unwritten of {} in {}; ", t.unwritten + t.nan, t.numel, t.name);
+  if (t.inf + t.neginf_extra + t.neginf_missing > 0)
+    s += fmt::format("{} inf/-inf mismatches in {}; ", t.inf + t.neginf_extra + t.neginf_missing, t.name);
+  s += fmt::format("{} max_abs {:.2e} ({:.0f}% tol)", t.name, t.max_abs, 100.0 * t.tol_used);
+  if (t.over_tol > 0) s += fmt::format(", {} over tol", t.over_tol);
+  if (t.worst) s += " @ " + t.worst->text();
+  return s;
+}
+
+}  // namespace
+
+std::string console_line(const CaseResult& r) {
+  std::string line = fmt::format("{:<8}{}", verdict_tag(r.verdict), r.id);
+  if (r.kind == "trace") line += fmt::format(" [{}]", r.profile);
+  if (const TensorReport* h = r.headline()) line += "  " + metric_text(*h);
+  else if (!r.message.empty()) line += "  " + r.message;
+  if (r.status != Status::passed && r.status != Status::incorrect) line += fmt::format("  ({})", status_name(r.status));
+  return line;
+}
+
+std::vector<std::string> console_details(const CaseResult& r) {
+  std::vector<std::string> out;
+  if (r.verdict != Verdict::fail && r.verdict != Verdict::xfail) return out;
+  if (!r.message.empty() && r.status != Status::invalid_case) out.push_back("  " + r.message);
+  else if (!r.message.empty()) out.push_back("  invalid case: " + r.message);
+  for (const auto& t : r.tensors)
+    if (t.failed() && &t != r.headline()) out.push_back("  also: " + metric_text(t));
+  for (const auto& d : r.diagnosis) out.push_back("  diagnosis: " + d);
+  if (!r.reproduce.empty()) out.push_back("  reproduce: " + r.reproduce);
+  if (!r.artifact.empty()) out.push_back("  data: " + r.artifact);
+  return out;
+}
+
+std::string summary_line(std::string_view command, const Summary& s) {
+  std::string line = fmt::format("{}: {} passed, {} xfail, {} failed, {} skipped in {:.0f} s", command, s.ok, s.xfail,
+                                 s.failed, s.skip, s.seconds);
+  if (s.ok + s.xfail == 0 && s.total() > 0) line += " (nothing was judged: not a success)";
+  if (s.total() == 0) line += " (no cases: not a success)";
+  return line;
+}
+
+namespace {
+
+nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+nlohmann::json tensor_json(const TensorReport& t) {
+  nlohmann::json j;
+  j["checked"] = t.checked;
+  if (!t.note.empty()) j["note"] = t.note;
+  if (!t.checked) return j;
+  j["passed"] = t.passed();
+  j["numel"] = t.numel;
+  j["max_abs"] = num(t.max_abs);
+  j["max_rel"] = num(t.max_rel);
+  j["rel_l2"] = num(t.rel_l2);
+  j["cosine"] = num(t.cosine);
+  j["max_ulp"] = num(t.max_ulp);
+  j["over_tol"] = t.over_tol;
+  j["over_fraction"] = t.over_fraction;
+  j["unwritten"] = t.unwritten;
+  j["nan"] = t.nan;
+  j["inf"] = t.inf;
+  j["neginf_missing"] = t.neginf_missing;
+  j["neginf_extra"] = t.neginf_extra;
+  j["tol_used"] = num(t.tol_used);
+  return j;
+}
+
+nlohmann::json location_json(const TensorReport& t) {
+  nlohmann::json j;
+  j["tensor"] = t.name;
+  const Location& l = *t.worst;
+  j["side"] = std::string(side_name(l.side));
+  j["request"] = l.request;
+  j["row"] = l.row;
+  j["global_row"] = l.global_row;
+  j["head"] = l.head;
+  if (l.dim >= 0) j["dim"] = l.dim;
+  j["kv"] = l.kv;
+  j["observed"] = num(t.worst_observed);
+  j["reference"] = num(t.worst_reference);
+  j["error"] = num(t.worst_error);
+  j["bound"] = num(t.worst_bound);
+  j["text"] = l.text();
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json case_json(const CaseResult& r) {
+  nlohmann::json j;
+  j["id"] = r.id;
+  j["kind"] = r.kind;
+  if (!r.source.empty()) j["source"] = r.source;
+  j["profile"] = r.profile;
+  j["policy"] = r.policy;
+  j["status"] = std::string(status_name(r.status));
+  j["verdict"] = std::string(verdict_name(r.verdict));
+  if (!r.message.empty()) j["message"] = r.message;
+  j["seconds"] = r.seconds;
+  nlohmann::json m = nlohmann::json::object();
+  for (const auto& t : r.tensors) m[t.name] = tensor_json(t);
+  j["metrics"] = m;
+  if (const TensorReport* h = r.headline(); h && h->worst) j["worst"] = location_json(*h);
+  else j["worst"] = nullptr;
+  j["diagnosis"] = r.diagnosis;
+  if (!r.profile_notes.empty()) j["profile_notes"] = r.profile_notes;
+  if (r.expectation)
+    j["expected"] = {{"profile", r.expectation->profile}, {"status", r.expectation->status},
+                     {"diagnosis", r.expectation->diagnosis}, {"reason", r.expectation->reason}};
+  if (!r.reproduce.empty()) j["reproduce"] = r.reproduce;
+  if (!r.artifact.empty()) j["artifact"] = r.artifact;
+  j["line"] = console_line(r);
+  return j;
+}
+
+namespace {
+
+nlohmann::json summary_json(const Summary& s) {
+  return {{"passed", s.passed},   {"incorrect", s.incorrect}, {"not-supported", s.not_supported},
+          {"invalid-case", s.invalid_case}, {"skipped", s.skipped}, {"ok", s.ok},
+          {"xfail", s.xfail},     {"failed", s.failed},       {"skip", s.skip},
+          {"total", s.total()},   {"seconds", s.seconds},     {"success", s.exit_code() == 0}};
+}
+
+}  // namespace
+
+nlohmann::json report_json(const std::vector<CaseResult>& results, const Summary& s) {
+  nlohmann::json j;
+  j["format"] = "podcheck-report";
+  j["version"] = 1;
+  j["summary"] = summary_json(s);
+  j["cases"] = nlohmann::json::array();
+  for (const auto& r : results) j["cases"].push_back(case_json(r));
+  return j;
+}
+
+Summary summary_from_json_cases(const nlohmann::json& cases) {
+  Summary s;
+  for (const auto& c : cases) {
+    const std::string st = c.value("status", ""), v = c.value("verdict", "");
+    if (st == "passed") ++s.passed;
+    else if (st == "incorrect") ++s.incorrect;
+    else if (st == "not-supported") ++s.not_supported;
+    else if (st == "invalid-case") ++s.invalid_case;
+    else ++s.skipped;
+    if (v == "ok") ++s.ok;
+    else if (v == "xfail") ++s.xfail;
+    else if (v == "fail") ++s.failed;
+    else ++s.skip;
+    s.seconds += c.value("seconds", 0.0);
+  }
+  return s;
+}
+
+namespace {
+
+std::string xml_escape(const std::string& in) {
+  std::string out;
+  for (char ch : in) {
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\n' && ch != '\t') out += ' ';
+        else out += ch;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string junit_xml(const std::vector<nlohmann::json>& cases, const Summary& s) {
+  std::ostringstream x;
+  x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  x << fmt::format("<testsuites tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n", s.total(), s.failed,
+                   s.skip, s.seconds);
+  x << fmt::format("  <testsuite name=\"podcheck\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n",
+                   s.total(), s.failed, s.skip, s.seconds);
+  for (const auto& c : cases) {
+    const std::string cls = c.value("kind", "trace") == "trace"
+                                ? fmt::format("{}.{}", c.value("source", std::string("trace")), c.value("profile", ""))
+                                : "selfcheck";
+    x << fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3f}\"", xml_escape(cls),
+                     xml_escape(c.value("id", "")), c.value("seconds", 0.0));
+    const std::string v = c.value("verdict", "");
+    std::string body = c.value("line", "");
+    for (const auto& d : c.value("diagnosis", nlohmann::json::array())) body += "\ndiagnosis: " + d.get<std::string>();
+    if (c.contains("reproduce")) body += "\nreproduce: " + c["reproduce"].get<std::string>();
+    if (v == "fail") {
+      x << ">\n      <failure message=\"" << xml_escape(c.value("message", c.value("status", "failed"))) << "\">"
+        << xml_escape(body) << "</failure>\n    </testcase>\n";
+    } else if (v == "skip") {
+      x << ">\n      <skipped message=\"" << xml_escape(c.value("message", c.value("status", "skipped")))
+        << "\"/>\n    </testcase>\n";
+    } else if (v == "xfail") {
+      x << ">\n      <system-out>" << xml_escape("expected failure: " + body) << "</system-out>\n    </testcase>\n";
+    } else {
+      x << "/>\n";
+    }
+  }
+  x << "  </testsuite>\n</testsuites>\n";
+  return x.str();
+}
+
+nlohmann::json merge_reports(const std::vector<std::string>& paths) {
+  nlohmann::json cases = nlohmann::json::array();
+  double seconds = 0;
+  for (const auto& p : paths) {
+    std::ifstream in(p);
+    if (!in) throw std::runtime_error(fmt::format("{}: cannot open", p));
+    nlohmann::json j;
+    try {
+      in >> j;
+    } catch (const std::exception& e) {
+      throw std::runtime_error(fmt::format("{}: not JSON ({})", p, e.what()));
+    }
+    if (!j.is_object() || !j.contains("cases") || !j["cases"].is_array())
+      throw std::runtime_error(fmt::format("{}: not a podcheck report (expected an object with a 'cases' list)", p));
+    for (auto& c : j["cases"]) cases.push_back(c);
+    if (j.contains("summary") && j["summary"].contains("seconds") && j["summary"]["seconds"].is_number())
+      seconds = std::max(seconds, j["summary"]["seconds"].get<double>());
+  }
+  Summary s = summary_from_json_cases(cases);
+  s.seconds = seconds;
+  nlohmann::json out;
+  out["format"] = "podcheck-report";
+  out["version"] = 1;
+  out["summary"] = summary_json(s);
+  out["summary"]["merged_from"] = paths;
+  out["cases"] = cases;
+  return out;
+}
+
+void write_text_file(const std::string& path, const std::string& text, bool force) {
+  namespace fs = std::filesystem;
+  if (fs::exists(path) && !force) throw std::runtime_error(fmt::format("{}: exists (use --force to replace it)", path));
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error(fmt::format("{}: cannot write", tmp));
+    out << text;
+    if (!out) {
+      fs::remove(tmp);
+      throw std::runtime_error(fmt::format("{}: write failed", tmp));
+    }
+  }
+  fs::rename(tmp, path);
+}
+
+}  // namespace podcheck::validation
