@@ -1,0 +1,43 @@
+// Runs one case through a kernel that implements the C ABI: podcheck's own (linked in, "podcheck-cuda")
+// or a port loaded with dlopen. Upload, poison, supports?, run, synchronize, guard check, download.
+#pragma once
+
+#include "kernels/include/podcheck_kernel_abi.h"
+#include "reference/case.hpp"
+#include "reference/outputs.hpp"
+
+#include <string>
+
+namespace podcheck::kernels {
+
+class KernelHandle {
+ public:
+  static KernelHandle builtin();                    // podcheck-cuda
+  static KernelHandle load(const std::string& path);  // dlopen + dlsym of the four entry points; throws
+  KernelHandle(KernelHandle&&) noexcept;
+  KernelHandle& operator=(KernelHandle&&) noexcept;
+  ~KernelHandle();
+  const pod_kernel_vtable& vtable() const { return vt_; }
+  std::string name() const;
+  std::string version() const;
+
+ private:
+  KernelHandle() = default;
+  pod_kernel_vtable vt_{};
+  void* dl_ = nullptr;
+};
+
+struct RunOutcome {
+  enum class Status { ok, not_supported, failed };
+  Status status = Status::failed;
+  std::string message;   // not-supported reason, or what failed (CUDA error, guards)
+  KernelOutputs outputs; // present when ok (and when guards failed: outputs still downloaded)
+  pod_run_stats stats{};
+  bool guards_ok = true;
+};
+
+// Throws CudaError only for failures outside the kernel (allocation, copies); kernel failures come back
+// as Status::failed with the message.
+RunOutcome run_case(const KernelHandle& kernel, const Case& c, int kv_chunk_tokens = 0);
+
+}  // namespace podcheck::kernels

@@ -1,0 +1,633 @@
+// podcheck-cuda: podcheck's own fused POD (prefill + paged decode in one launch) attention kernel.
+//
+// Versions (one line each; how to run it):
+//   v1 (this file)  Fused POD, persistent CTAs choosing their role SM by SM (POD-Attention scheme):
+//                   each CTA reads %smid, takes a ticket from that SM's counter and starts as prefill or
+//                   decode in proportion to the planned work of each side; then it pops items from its
+//                   role's global queue (atomicAdd) and, once that queue is empty, from the other one.
+//                   Item = 64 packed (query row, head-in-group) rows x one KV head x one KV chunk; 4 warps,
+//                   16 rows each; KV tiles of 32 tokens gathered through the page table into shared memory
+//                   (fp8 KV dequantised to the query dtype there). QK^T and PV on mma.sync m16n8k16
+//                   (f16/bf16 in, f32 accumulate), online softmax in fp32 with exp2f, P rounded to the
+//                   query dtype for PV. Split-KV chunks write fp32 partial (O, LSE) states that one small
+//                   merge kernel combines by LSE (pod_merge_kernel). Writes every output element (out and
+//                   LSE, base 2 or e; empty rows 0 / -inf). Not supported (reported, never computed):
+//                   RoPE, ALiBi, logits soft cap, head_dim other than 64/128/256, fp8 Q, dtype_o != dtype_q.
+//                   Run: `podcheck run --kernel podcheck-cuda --tier quick -o t.h5`;
+//                   time: `podcheck bench kernel`.
+// Same decode tile as prefill in v1 (64 packed rows): simple, correct, wasteful for small groups.
+#include "kernels/host/cuda_check.hpp"
+#include "kernels/pod/pod_launch.hpp"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace podcheck::kernels {
+namespace {
+
+constexpr int kMaxSms = 1024;
+
+struct SideDev {
+  pod_side s;
+  const WorkItem* items;
+  int n_items;
+  const std::int64_t* part_base;  // per request
+  const std::int32_t* kv_len;     // per request
+  const std::int32_t* nchunks;    // per request
+  float* part_o;                  // [entries, D]
+  float* part_lse;                // [entries]
+  float scale_log2;               // sm_scale * q_scale * k_scale * log2(e)
+};
+
+struct KParams {
+  SideDev side[2];
+  int num_qo_heads, num_kv_heads, group;
+  int lse_base_e;
+  int* counters;  // [0] prefill queue head, [1] decode queue head, [2 + sm] per-SM tickets
+  int ctas_per_sm, prefill_ctas_per_sm;
+};
+
+// ---- element types -----------------------------------------------------------------------------------
+template <class T> struct Pack2;
+template <> struct Pack2<__half> {
+  static __device__ __forceinline__ std::uint32_t pack(float a, float b) {
+    __half2 h = __floats2half2_rn(a, b);
+    return *reinterpret_cast<std::uint32_t*>(&h);
+  }
+  static __device__ __forceinline__ float lo(std::uint32_t v) { return __half2float(__ushort_as_half(v & 0xFFFF)); }
+  static __device__ __forceinline__ float hi(std::uint32_t v) { return __half2float(__ushort_as_half(v >> 16)); }
+};
+template <> struct Pack2<__nv_bfloat16> {
+  static __device__ __forceinline__ std::uint32_t pack(float a, float b) {
+    __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+    return *reinterpret_cast<std::uint32_t*>(&h);
+  }
+  static __device__ __forceinline__ float lo(std::uint32_t v) { return __uint_as_float((v & 0xFFFFu) << 16); }
+  static __device__ __forceinline__ float hi(std::uint32_t v) { return __uint_as_float(v & 0xFFFF0000u); }
+};
+
+template <class T> __device__ __forceinline__ void mma16816(float* c, const std::uint32_t* a, const std::uint32_t* b);
+template <> __device__ __forceinline__ void mma16816<__half>(float* c, const std::uint32_t* a, const std::uint32_t* b) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+template <> __device__ __forceinline__ void mma16816<__nv_bfloat16>(float* c, const std::uint32_t* a,
+                                                                    const std::uint32_t* b) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// 8 KV elements (16 bytes of 16-bit data, or 8 bytes of fp8) -> 8 query-dtype elements in one uint4.
+template <class QT, class KVT> struct KvLoad;
+template <class QT> struct KvLoad<QT, QT> {
+  static __device__ __forceinline__ uint4 load8(const void* base, std::int64_t off) {
+    return *reinterpret_cast<const uint4*>(static_cast<const QT*>(base) + off);
+  }
+};
+template <class QT, __nv_fp8_interpretation_t I> __device__ __forceinline__ uint4 fp8x8_to(uint2 raw) {
+  const std::uint32_t w[2] = {raw.x, raw.y};
+  std::uint32_t outw[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const __nv_fp8x2_storage_t pair = static_cast<__nv_fp8x2_storage_t>((w[k / 2] >> (16 * (k % 2))) & 0xFFFFu);
+    __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(pair, I);  // exact: every fp8 value is an fp16 value
+    if constexpr (std::is_same_v<QT, __half>) {
+      outw[k] = std::uint32_t(h.x) | (std::uint32_t(h.y) << 16);
+    } else {
+      const float a = __half2float(__ushort_as_half(h.x)), b = __half2float(__ushort_as_half(h.y));
+      outw[k] = Pack2<__nv_bfloat16>::pack(a, b);  // exact too (fp8 fits bf16)
+    }
+  }
+  return make_uint4(outw[0], outw[1], outw[2], outw[3]);
+}
+template <class QT> struct KvLoad<QT, __nv_fp8_e4m3> {
+  static __device__ __forceinline__ uint4 load8(const void* base, std::int64_t off) {
+    return fp8x8_to<QT, __NV_E4M3>(*reinterpret_cast<const uint2*>(static_cast<const std::uint8_t*>(base) + off));
+  }
+};
+template <class QT> struct KvLoad<QT, __nv_fp8_e5m2> {
+  static __device__ __forceinline__ uint4 load8(const void* base, std::int64_t off) {
+    return fp8x8_to<QT, __NV_E5M2>(*reinterpret_cast<const uint2*>(static_cast<const std::uint8_t*>(base) + off));
+  }
+};
+
+__device__ __forceinline__ unsigned smid() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
+  return r;
+}
+
+__device__ __forceinline__ bool visible(const pod_side& s, int r, int i, int j, int qo_len, int L) {
+  const int p = i + L - qo_len;  // bottom-right aligned position of row i
+  if (s.mask_mode == POD_MASK_CAUSAL && j > p) return false;
+  if (s.window_left >= 0 && j < p - s.window_left) return false;
+  if (s.mask_mode == POD_MASK_CUSTOM) {
+    const long long off = (long long)i * L + j;
+    const std::uint8_t byte = s.custom_mask[s.custom_mask_indptr[r] + (off >> 3)];
+    if (!((byte >> (off & 7)) & 1)) return false;
+  }
+  return true;
+}
+
+// ---- the fused kernel ----------------------------------------------------------------------------------
+template <int D, class QT, class KVT>
+__global__ void __launch_bounds__(kThreads) pod_fused_kernel(const __grid_constant__ KParams P) {
+  constexpr int SD = D + 8;  // padded smem row (conflict-free fragment loads)
+  constexpr int NT_D = D / 8;
+  using Pk = Pack2<QT>;
+  using KL = KvLoad<QT, KVT>;
+  extern __shared__ uint4 smem_raw[];
+  QT* Qs = reinterpret_cast<QT*>(smem_raw);
+  QT* Ks = Qs + kTileQ * SD;
+  QT* Vs = Ks + kTileKV * SD;
+  __shared__ int s_item, s_side, s_role;
+
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int gq = lane >> 2, tq = lane & 3;  // fragment row group and thread-in-group
+
+  if (tid == 0) {
+    const int ticket = atomicAdd(&P.counters[2 + (smid() % kMaxSms)], 1);
+    s_role = (ticket % P.ctas_per_sm) < P.prefill_ctas_per_sm ? 0 : 1;
+  }
+  __syncthreads();
+  int role = s_role;
+  bool exhausted[2] = {false, false};
+
+  for (;;) {
+    if (tid == 0) {
+      int side = -1, idx = -1;
+      for (int attempt = 0; attempt < 2 && side < 0; ++attempt) {
+        const int sd = attempt == 0 ? role : 1 - role;
+        if (exhausted[sd] || P.side[sd].n_items == 0) { exhausted[sd] = true; continue; }
+        const int k = atomicAdd(&P.counters[sd], 1);
+        if (k < P.side[sd].n_items) { side = sd; idx = k; }
+        else exhausted[sd] = true;
+      }
+      s_side = side;
+      s_item = idx;
+    }
+    __syncthreads();
+    const int side = s_side, item_idx = s_item;
+    if (side < 0) return;
+    const SideDev& SDv = P.side[side];
+    const pod_side& S = SDv.s;
+    const WorkItem it = SDv.items[item_idx];
+    const int r = it.request;
+    const int q_start = S.qo_indptr[r];
+    const int qo_len = S.qo_indptr[r + 1] - q_start;
+    const int L = SDv.kv_len[r];
+    const int g = P.group;
+    const int packed = qo_len * g;
+    const int page_base = S.kv.indptr[r];
+    const int ps = S.kv.page_size;
+
+    // Q tile -> smem (zero rows past the request).
+    for (int c = tid; c < kTileQ * (D / 8); c += kThreads) {
+      const int row = c / (D / 8), col = (c % (D / 8)) * 8;
+      const int pr = it.row_begin + row;
+      uint4 v = make_uint4(0, 0, 0, 0);
+      if (pr < packed) {
+        const int i = pr / g, h = it.kv_head * g + pr % g;
+        v = *reinterpret_cast<const uint4*>(static_cast<const QT*>(S.q) + (std::int64_t)(q_start + i) * S.q_stride_row +
+                                            (std::int64_t)h * S.q_stride_head + col);
+      }
+      *reinterpret_cast<uint4*>(Qs + row * SD + col) = v;
+    }
+
+    // KV range this tile can see (mask bounds), intersected with the chunk.
+    const int i_min = it.row_begin / g;
+    const int i_max = (min(packed, it.row_begin + kTileQ) - 1) / g;
+    int kv_lo = it.kv_begin, kv_hi = it.kv_end;
+    if (S.mask_mode == POD_MASK_CAUSAL) kv_hi = min(kv_hi, max(0, i_max + L - qo_len + 1));
+    if (S.window_left >= 0) kv_lo = max(kv_lo, i_min + L - qo_len - S.window_left);
+
+    // Per-thread state: rows gq and gq+8 of this warp's 16.
+    float o[NT_D][4];
+#pragma unroll
+    for (int n = 0; n < NT_D; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
+    float m[2] = {-INFINITY, -INFINITY}, d[2] = {0.f, 0.f};
+    const int wrow0 = it.row_begin + warp * 16;
+    const bool warp_active = wrow0 < packed;
+    int prow[2], irow[2];
+    prow[0] = wrow0 + gq;
+    prow[1] = wrow0 + gq + 8;
+    irow[0] = prow[0] / g;
+    irow[1] = prow[1] / g;
+
+    for (int t0 = kv_lo; t0 < kv_hi; t0 += kTileKV) {
+      __syncthreads();  // previous tile consumed (and Q tile stored, first time)
+      for (int c = tid; c < kTileKV * (D / 8) * 2; c += kThreads) {
+        const int isv = c >= kTileKV * (D / 8);
+        const int cc = isv ? c - kTileKV * (D / 8) : c;
+        const int row = cc / (D / 8), col = (cc % (D / 8)) * 8;
+        const int t = t0 + row;
+        uint4 v = make_uint4(0, 0, 0, 0);
+        if (t < kv_hi) {
+          const std::int64_t page = S.kv.indices[page_base + t / ps];
+          const int slot = t % ps;
+          if (isv)
+            v = KL::load8(S.kv.v, page * S.kv.v_stride_page + (std::int64_t)slot * S.kv.v_stride_slot +
+                                      (std::int64_t)it.kv_head * S.kv.v_stride_head + col);
+          else
+            v = KL::load8(S.kv.k, page * S.kv.k_stride_page + (std::int64_t)slot * S.kv.k_stride_slot +
+                                      (std::int64_t)it.kv_head * S.kv.k_stride_head + col);
+        }
+        *reinterpret_cast<uint4*>((isv ? Vs : Ks) + row * SD + col) = v;
+      }
+      __syncthreads();
+      if (!warp_active) continue;
+
+      // S = Q K^T for this warp's 16 rows x 32 tokens.
+      float s[4][4];
+#pragma unroll
+      for (int n = 0; n < 4; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+      const QT* qw = Qs + (warp * 16) * SD;
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) {
+        std::uint32_t a[4];
+        a[0] = *reinterpret_cast<const std::uint32_t*>(qw + gq * SD + kk * 16 + 2 * tq);
+        a[1] = *reinterpret_cast<const std::uint32_t*>(qw + (gq + 8) * SD + kk * 16 + 2 * tq);
+        a[2] = *reinterpret_cast<const std::uint32_t*>(qw + gq * SD + kk * 16 + 2 * tq + 8);
+        a[3] = *reinterpret_cast<const std::uint32_t*>(qw + (gq + 8) * SD + kk * 16 + 2 * tq + 8);
+#pragma unroll
+        for (int n = 0; n < 4; ++n) {
+          std::uint32_t b[2];
+          b[0] = *reinterpret_cast<const std::uint32_t*>(Ks + (n * 8 + gq) * SD + kk * 16 + 2 * tq);
+          b[1] = *reinterpret_cast<const std::uint32_t*>(Ks + (n * 8 + gq) * SD + kk * 16 + 2 * tq + 8);
+          mma16816<QT>(s[n], a, b);
+        }
+      }
+      // Scale, mask, online softmax (log2 domain).
+      float mx[2] = {m[0], m[1]};
+#pragma unroll
+      for (int n = 0; n < 4; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int hr = e >> 1;
+          const int j = t0 + n * 8 + 2 * tq + (e & 1);
+          const bool ok = prow[hr] < packed && j < kv_hi && visible(S, r, irow[hr], j, qo_len, L);
+          s[n][e] = ok ? s[n][e] * SDv.scale_log2 : -INFINITY;
+          mx[hr] = fmaxf(mx[hr], s[n][e]);
+        }
+#pragma unroll
+      for (int hr = 0; hr < 2; ++hr) {
+        mx[hr] = fmaxf(mx[hr], __shfl_xor_sync(0xffffffffu, mx[hr], 1));
+        mx[hr] = fmaxf(mx[hr], __shfl_xor_sync(0xffffffffu, mx[hr], 2));
+      }
+      float alpha[2];
+#pragma unroll
+      for (int hr = 0; hr < 2; ++hr) {
+        alpha[hr] = (mx[hr] == -INFINITY) ? 1.f : exp2f(m[hr] - mx[hr]);  // exp2f(-inf) = 0 on first hit
+        m[hr] = mx[hr];
+        d[hr] *= alpha[hr];
+      }
+      std::uint32_t pa[2][4];  // P as A fragments for the two 16-token k-steps
+#pragma unroll
+      for (int n = 0; n < 4; ++n) {
+        float pv[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int hr = e >> 1;
+          pv[e] = (m[hr] == -INFINITY) ? 0.f : exp2f(s[n][e] - m[hr]);
+        }
+        const std::uint32_t lo = Pk::pack(pv[0], pv[1]), hi = Pk::pack(pv[2], pv[3]);
+        // Row sums from the rounded weights, as used by PV.
+        d[0] += Pk::lo(lo) + Pk::hi(lo);
+        d[1] += Pk::lo(hi) + Pk::hi(hi);
+        pa[n >> 1][(n & 1) * 2 + 0] = lo;
+        pa[n >> 1][(n & 1) * 2 + 1] = hi;
+      }
+#pragma unroll
+      for (int n = 0; n < NT_D; ++n) {
+        o[n][0] *= alpha[0];
+        o[n][1] *= alpha[0];
+        o[n][2] *= alpha[1];
+        o[n][3] *= alpha[1];
+      }
+      const unsigned short* vs = reinterpret_cast<const unsigned short*>(Vs);
+#pragma unroll
+      for (int kk = 0; kk < 2; ++kk) {
+#pragma unroll
+        for (int n = 0; n < NT_D; ++n) {
+          const int col = n * 8 + gq;
+          const int tk = kk * 16 + 2 * tq;
+          std::uint32_t b[2];
+          b[0] = std::uint32_t(vs[tk * SD + col]) | (std::uint32_t(vs[(tk + 1) * SD + col]) << 16);
+          b[1] = std::uint32_t(vs[(tk + 8) * SD + col]) | (std::uint32_t(vs[(tk + 9) * SD + col]) << 16);
+          mma16816<QT>(o[n], pa[kk], b);
+        }
+      }
+    }
+
+    // Finalise: full row sums across the quad, then write the output or a partial state.
+    if (warp_active) {
+#pragma unroll
+      for (int hr = 0; hr < 2; ++hr) {
+        d[hr] += __shfl_xor_sync(0xffffffffu, d[hr], 1);
+        d[hr] += __shfl_xor_sync(0xffffffffu, d[hr], 2);
+      }
+      const bool partial = it.nchunks > 1;
+#pragma unroll
+      for (int hr = 0; hr < 2; ++hr) {
+        if (prow[hr] >= packed) continue;
+        const int i = irow[hr];
+        const int h = it.kv_head * g + prow[hr] % g;
+        const bool empty = !(d[hr] > 0.f);
+        const float lse2 = empty ? -INFINITY : m[hr] + log2f(d[hr]);
+        const float inv = empty ? 0.f : 1.f / d[hr];
+        if (partial) {
+          const std::int64_t e =
+              SDv.part_base[r] + ((std::int64_t)it.chunk * qo_len + i) * P.num_qo_heads + h;
+          float* dst = SDv.part_o + e * D;
+#pragma unroll
+          for (int n = 0; n < NT_D; ++n) {
+            dst[n * 8 + 2 * tq] = o[n][hr * 2] * inv;
+            dst[n * 8 + 2 * tq + 1] = o[n][hr * 2 + 1] * inv;
+          }
+          if (tq == 0) SDv.part_lse[e] = lse2;
+        } else {
+          const float f = inv * S.v_scale;
+          QT* dst = static_cast<QT*>(S.o) + (std::int64_t)(q_start + i) * S.o_stride_row + (std::int64_t)h * S.o_stride_head;
+#pragma unroll
+          for (int n = 0; n < NT_D; ++n)
+            *reinterpret_cast<std::uint32_t*>(dst + n * 8 + 2 * tq) = Pk::pack(o[n][hr * 2] * f, o[n][hr * 2 + 1] * f);
+          if (tq == 0 && S.lse)
+            S.lse[(std::int64_t)(q_start + i) * S.lse_stride_row + h] =
+                P.lse_base_e ? (empty ? -INFINITY : lse2 * 0.69314718055994531f) : lse2;
+        }
+      }
+    }
+    __syncthreads();  // smem reuse by the next item
+  }
+}
+
+// ---- merge of split-KV partial states (one CTA per merged query row, all heads) ------------------------
+// Partial entry (chunk c, local row i, head h) of request r is part_base[r] + (c * qo_len + i) * H + h.
+// O = sum_c w_c O_c / sum_c w_c with w_c = 2^(lse_c - max lse); LSE = max + log2(sum w); all empty: 0, -inf.
+template <int D, class OT>
+__global__ void __launch_bounds__(kThreads) pod_merge_kernel(const __grid_constant__ KParams P, const MergeRow* rows) {
+  using Pk = Pack2<OT>;
+  const MergeRow mr = rows[blockIdx.x];
+  const SideDev& SDv = P.side[mr.side];
+  const pod_side& S = SDv.s;
+  const int r = mr.request, i = mr.row;
+  const int q_start = S.qo_indptr[r];
+  const int qo_len = S.qo_indptr[r + 1] - q_start;
+  const int nch = SDv.nchunks[r];
+  const int H = P.num_qo_heads;
+  for (int h = 0; h < H; ++h) {
+    const std::int64_t e0 = SDv.part_base[r] + (std::int64_t)i * H + h;
+    const std::int64_t cstride = (std::int64_t)qo_len * H;
+    float mxl = -INFINITY;
+    for (int c = 0; c < nch; ++c) mxl = fmaxf(mxl, SDv.part_lse[e0 + c * cstride]);
+    float wsum = 0.f;
+    for (int c = 0; c < nch; ++c) {
+      const float l = SDv.part_lse[e0 + c * cstride];
+      wsum += (mxl == -INFINITY) ? 0.f : exp2f(l - mxl);
+    }
+    const bool empty = !(wsum > 0.f);
+    OT* dst = static_cast<OT*>(S.o) + (std::int64_t)(q_start + i) * S.o_stride_row + (std::int64_t)h * S.o_stride_head;
+    for (int dd = 2 * threadIdx.x; dd < D; dd += 2 * kThreads) {
+      float a0 = 0.f, a1 = 0.f;
+      if (!empty)
+        for (int c = 0; c < nch; ++c) {
+          const float l = SDv.part_lse[e0 + c * cstride];
+          const float w = exp2f(l - mxl);
+          const float* src = SDv.part_o + (e0 + c * cstride) * D;
+          a0 += w * src[dd];
+          a1 += w * src[dd + 1];
+        }
+      const float f = empty ? 0.f : S.v_scale / wsum;
+      *reinterpret_cast<std::uint32_t*>(dst + dd) = Pk::pack(a0 * f, a1 * f);
+    }
+    if (threadIdx.x == 0 && S.lse) {
+      const float lse2 = empty ? -INFINITY : mxl + log2f(wsum);
+      S.lse[(std::int64_t)(q_start + i) * S.lse_stride_row + h] =
+          P.lse_base_e ? (empty ? -INFINITY : lse2 * 0.69314718055994531f) : lse2;
+    }
+  }
+}
+
+template <int D, class QT, class KVT>
+std::size_t fused_smem_bytes() {
+  return std::size_t(kTileQ + 2 * kTileKV) * (D + 8) * sizeof(QT);
+}
+
+struct Kernels {
+  const void* fused = nullptr;
+  const void* merge = nullptr;
+  std::size_t smem = 0;
+};
+
+template <int D, class QT, class KVT>
+Kernels kernels_for() {
+  Kernels k;
+  k.fused = reinterpret_cast<const void*>(&pod_fused_kernel<D, QT, KVT>);
+  k.merge = reinterpret_cast<const void*>(&pod_merge_kernel<D, QT>);
+  k.smem = fused_smem_bytes<D, QT, KVT>();
+  return k;
+}
+
+template <int D, class QT>
+Kernels kernels_for_kv(int dtype_kv) {
+  if (dtype_kv == POD_DTYPE_E4M3) return kernels_for<D, QT, __nv_fp8_e4m3>();
+  if (dtype_kv == POD_DTYPE_E5M2) return kernels_for<D, QT, __nv_fp8_e5m2>();
+  return kernels_for<D, QT, QT>();
+}
+
+template <int D>
+Kernels kernels_for_q(int dtype_q, int dtype_kv) {
+  if (dtype_q == POD_DTYPE_BF16) return kernels_for_kv<D, __nv_bfloat16>(dtype_kv);
+  return kernels_for_kv<D, __half>(dtype_kv);
+}
+
+Kernels select_kernels(const pod_problem& p) {
+  switch (p.head_dim) {
+    case 64: return kernels_for_q<64>(p.dtype_q, p.dtype_kv);
+    case 128: return kernels_for_q<128>(p.dtype_q, p.dtype_kv);
+    default: return kernels_for_q<256>(p.dtype_q, p.dtype_kv);
+  }
+}
+
+template <class T>
+T* upload(const std::vector<T>& v, std::vector<void*>& owned) {
+  if (v.empty()) return nullptr;
+  void* ptr = nullptr;
+  CUDA_CHECK(cudaMalloc(&ptr, v.size() * sizeof(T)));
+  owned.push_back(ptr);
+  CUDA_CHECK(cudaMemcpy(ptr, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return static_cast<T*>(ptr);
+}
+
+}  // namespace
+
+struct PreparedPod::Impl {
+  KParams params{};
+  Kernels kern;
+  PodPlan plan;
+  pod_run_stats stats{};
+  int grid = 0;
+  const MergeRow* merge_rows = nullptr;
+  int n_merge = 0;
+  std::vector<void*> owned;
+  ~Impl() {
+    for (void* p : owned) cudaFree(p);  // no throw from a destructor; errors surface on the next call
+  }
+};
+
+PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  bool invalid = false;
+  const std::string why = check_support(p, &invalid);
+  if (!why.empty()) throw std::invalid_argument(why);
+  m.kern = select_kernels(p);
+  int dev = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  int sms = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  CUDA_CHECK(cudaFuncSetAttribute(m.kern.fused, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)m.kern.smem));
+  int per_sm = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, m.kern.fused, kThreads, m.kern.smem));
+  if (per_sm < 1) throw CudaError("pod_fused_kernel cannot be resident (occupancy 0)");
+  m.plan = make_plan(p, sms * per_sm, per_sm);
+  m.grid = sms * per_sm;
+
+  KParams& k = m.params;
+  k.num_qo_heads = p.num_qo_heads;
+  k.num_kv_heads = p.num_kv_heads;
+  k.group = p.num_qo_heads / p.num_kv_heads;
+  k.lse_base_e = p.lse_base_e;
+  k.ctas_per_sm = per_sm;
+  k.prefill_ctas_per_sm = m.plan.prefill_ctas_per_sm;
+  const pod_side* sides[2] = {&p.prefill, &p.decode};
+  for (int si = 0; si < 2; ++si) {
+    SideDev& sd = k.side[si];
+    const SidePlan& sp = m.plan.side[si];
+    sd.s = *sides[si];
+    sd.n_items = (int)sp.items.size();
+    if (sd.n_items == 0) continue;
+    sd.items = upload(sp.items, m.owned);
+    sd.kv_len = upload(sp.kv_len, m.owned);
+    std::vector<std::int32_t> nch(sides[si]->num_requests, 1);
+    for (const WorkItem& w : sp.items) nch[w.request] = w.nchunks;
+    sd.nchunks = upload(nch, m.owned);
+    sd.part_base = upload(sp.part_base, m.owned);
+    if (sp.part_entries > 0) {
+      void* ptr = nullptr;
+      CUDA_CHECK(cudaMalloc(&ptr, sp.part_entries * sizeof(float) * (p.head_dim + 1)));
+      m.owned.push_back(ptr);
+      sd.part_o = static_cast<float*>(ptr);
+      sd.part_lse = sd.part_o + sp.part_entries * p.head_dim;
+    }
+    const double sc = double(sides[si]->sm_scale) * sides[si]->q_scale * sides[si]->k_scale;
+    sd.scale_log2 = float(sc * 1.4426950408889634);
+  }
+  {
+    void* ptr = nullptr;
+    CUDA_CHECK(cudaMalloc(&ptr, (2 + kMaxSms) * sizeof(int)));
+    m.owned.push_back(ptr);
+    k.counters = static_cast<int*>(ptr);
+  }
+  m.merge_rows = upload(m.plan.merge_rows, m.owned);
+  m.n_merge = (int)m.plan.merge_rows.size();
+
+  pod_run_stats& st = m.stats;
+  st.grid_ctas = m.grid;
+  st.threads_per_cta = kThreads;
+  st.smem_bytes = (int)m.kern.smem;
+  st.tile_q_prefill = st.tile_q_decode = kTileQ;
+  st.tile_kv = kTileKV;
+  st.items_prefill = (int)m.plan.side[0].items.size();
+  st.items_decode = (int)m.plan.side[1].items.size();
+  st.max_splits_prefill = m.plan.side[0].max_splits;
+  st.max_splits_decode = m.plan.side[1].max_splits;
+  st.kv_chunk_prefill = m.plan.side[0].chunk_tokens;
+  st.kv_chunk_decode = m.plan.side[1].chunk_tokens;
+  st.merge_launched = m.n_merge > 0;
+}
+
+PreparedPod::~PreparedPod() = default;
+
+void PreparedPod::launch(void* stream_ptr) const {
+  const Impl& m = *impl_;
+  cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
+  CUDA_CHECK(cudaMemsetAsync(m.params.counters, 0, (2 + kMaxSms) * sizeof(int), stream));
+  void* args[] = {const_cast<KParams*>(&m.params)};
+  CUDA_CHECK(cudaLaunchKernel(m.kern.fused, dim3(m.grid), dim3(kThreads), args, m.kern.smem, stream));
+  CUDA_CHECK(cudaGetLastError());
+  if (m.n_merge > 0) {
+    void* margs[] = {const_cast<KParams*>(&m.params), const_cast<const MergeRow**>(&m.merge_rows)};
+    CUDA_CHECK(cudaLaunchKernel(m.kern.merge, dim3(m.n_merge), dim3(kThreads), margs, 0, stream));
+    CUDA_CHECK(cudaGetLastError());
+  }
+}
+
+const pod_run_stats& PreparedPod::stats() const { return impl_->stats; }
+const PodPlan& PreparedPod::plan() const { return impl_->plan; }
+
+std::string device_description() {
+  int dev = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  cudaDeviceProp prop{};
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+  return std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ", " +
+         std::to_string(prop.multiProcessorCount) + " SMs)";
+}
+
+std::string driver_version() {
+  int v = 0;
+  CUDA_CHECK(cudaDriverGetVersion(&v));
+  return "CUDA driver API " + std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+}  // namespace podcheck::kernels
+
+// ---- C ABI entry points -----------------------------------------------------------------------------------
+namespace {
+thread_local std::string g_last_error;
+}
+
+extern "C" const pod_kernel_info* podcheck_kernel_info(void) {
+  static const pod_kernel_info info{POD_ABI_VERSION, podcheck::kernels::kKernelName, podcheck::kernels::kKernelVersion,
+                                    "fused POD v1: SM-aware CTA roles, mma.sync m16n8k16, split-KV + LSE merge"};
+  return &info;
+}
+
+extern "C" const char* podcheck_kernel_last_error(void) { return g_last_error.c_str(); }
+
+extern "C" pod_status podcheck_kernel_supports(const pod_problem* problem) {
+  g_last_error.clear();
+  if (!problem) { g_last_error = "null problem"; return POD_INVALID; }
+  bool invalid = false;
+  g_last_error = podcheck::kernels::check_support(*problem, &invalid);
+  if (g_last_error.empty()) return POD_OK;
+  return invalid ? POD_INVALID : POD_NOT_SUPPORTED;
+}
+
+extern "C" pod_status podcheck_kernel_run(const pod_problem* problem, void* stream) {
+  const pod_status st = podcheck_kernel_supports(problem);
+  if (st != POD_OK) return st;
+  try {
+    podcheck::kernels::PreparedPod prepared(*problem);
+    prepared.launch(stream);
+    CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));  // workspace freed on return
+    if (problem->stats) *problem->stats = prepared.stats();
+  } catch (const std::exception& e) {
+    g_last_error = e.what();
+    return POD_CUDA_ERROR;
+  }
+  return POD_OK;
+}

@@ -1,0 +1,38 @@
+// C++ face of podcheck's CUDA POD kernel: plan once, launch many times (benchmarks), plus the device
+// facts the planner needs. The C ABI entry points (podcheck_kernel_*) are built on this.
+#pragma once
+
+#include "kernels/include/podcheck_kernel_abi.h"
+#include "kernels/pod/pod_plan.hpp"
+
+#include <memory>
+#include <string>
+
+namespace podcheck::kernels {
+
+inline constexpr const char* kKernelName = "podcheck-cuda";
+inline constexpr const char* kKernelVersion = "v1";
+
+// A planned launch with its device-side plan and workspace. Not copyable. Throws CudaError.
+class PreparedPod {
+ public:
+  explicit PreparedPod(const pod_problem& problem);
+  ~PreparedPod();
+  PreparedPod(const PreparedPod&) = delete;
+  PreparedPod& operator=(const PreparedPod&) = delete;
+
+  // Enqueues: counter reset (memset), the fused kernel, and the LSE merge kernel when a request was split.
+  void launch(void* stream) const;
+  const pod_run_stats& stats() const;
+  const PodPlan& plan() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// "NVIDIA H200 (sm_90, 132 SMs)" for the current device.
+std::string device_description();
+std::string driver_version();
+
+}  // namespace podcheck::kernels

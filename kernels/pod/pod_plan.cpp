@@ -1,0 +1,181 @@
+// Host-side planning of one POD launch (see pod_plan.hpp).
+#include "kernels/pod/pod_plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace podcheck::kernels {
+
+std::int32_t kv_len_of(const pod_kv& kv, int r) {
+  const std::int32_t n = kv.indptr_host[r + 1] - kv.indptr_host[r];
+  return n == 0 ? 0 : (n - 1) * kv.page_size + kv.last_page_len_host[r];
+}
+
+namespace {
+
+bool is16(int t) { return t == POD_DTYPE_F16 || t == POD_DTYPE_BF16; }
+bool is8(int t) { return t == POD_DTYPE_E4M3 || t == POD_DTYPE_E5M2; }
+
+std::string check_side(const pod_problem& p, const pod_side& s, const char* name, bool* invalid) {
+  const std::string n = name;
+  if (s.pos_encoding == POD_POS_ROPE_LLAMA) return n + ": RoPE-LLaMA is not supported by podcheck-cuda v1";
+  if (s.pos_encoding == POD_POS_ALIBI) return n + ": ALiBi is not supported by podcheck-cuda v1";
+  if (s.pos_encoding != POD_POS_NONE) { *invalid = true; return n + ": unknown pos_encoding"; }
+  if (s.logits_soft_cap != 0.0f) return n + ": logits soft cap is not supported by podcheck-cuda v1";
+  if (s.mask_mode < POD_MASK_NONE || s.mask_mode > POD_MASK_CUSTOM) { *invalid = true; return n + ": unknown mask_mode"; }
+  if (s.num_requests < 0 || !s.qo_indptr_host || !s.kv.indptr_host || !s.kv.last_page_len_host) {
+    *invalid = true;
+    return n + ": missing host index arrays";
+  }
+  if (s.kv.page_size < 1) { *invalid = true; return n + ": page_size must be >= 1"; }
+  if (s.mask_mode == POD_MASK_CUSTOM && (!s.custom_mask || !s.custom_mask_indptr)) {
+    *invalid = true;
+    return n + ": CUSTOM mask without custom_mask / custom_mask_indptr";
+  }
+  // 16-byte vector loads and 4-byte paired stores: every stride a multiple of 8 elements.
+  const std::int64_t strides[] = {s.q_stride_row, s.q_stride_head, s.o_stride_row, s.o_stride_head,
+                                  s.kv.k_stride_page, s.kv.k_stride_slot, s.kv.k_stride_head,
+                                  s.kv.v_stride_page, s.kv.v_stride_slot, s.kv.v_stride_head};
+  for (std::int64_t st : strides)
+    if (st % 8 != 0) return n + ": a stride that is not a multiple of 8 elements is not supported";
+  for (int r = 0; r < s.num_requests; ++r) {
+    if (s.qo_indptr_host[r + 1] < s.qo_indptr_host[r]) { *invalid = true; return n + ": qo_indptr decreases"; }
+    const int np = s.kv.indptr_host[r + 1] - s.kv.indptr_host[r];
+    if (np < 0) { *invalid = true; return n + ": kv indptr decreases"; }
+    if (np > 0 && (s.kv.last_page_len_host[r] < 1 || s.kv.last_page_len_host[r] > s.kv.page_size)) {
+      *invalid = true;
+      return n + ": last_page_len out of [1, page_size]";
+    }
+  }
+  (void)p;
+  return {};
+}
+
+}  // namespace
+
+std::string check_support(const pod_problem& p, bool* invalid) {
+  bool dummy = false;
+  if (!invalid) invalid = &dummy;
+  *invalid = false;
+  if (p.abi_version != POD_ABI_VERSION) { *invalid = true; return "ABI version mismatch"; }
+  if (p.num_qo_heads <= 0 || p.num_kv_heads <= 0 || p.num_qo_heads % p.num_kv_heads != 0) {
+    *invalid = true;
+    return "num_qo_heads must be a positive multiple of num_kv_heads";
+  }
+  if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256)
+    return "head_dim " + std::to_string(p.head_dim) + " is not supported (64, 128, 256)";
+  if (!is16(p.dtype_q)) return "query dtype must be float16 or bfloat16";
+  if (!(p.dtype_kv == p.dtype_q || is8(p.dtype_kv)))
+    return "KV dtype must equal the query dtype or be float8 (e4m3fn / e5m2)";
+  if (p.dtype_o != p.dtype_q) return "output dtype must equal the query dtype";
+  if (!p.prefill.present && !p.decode.present) { *invalid = true; return "neither side present"; }
+  if (p.prefill.present) {
+    std::string w = check_side(p, p.prefill, "prefill", invalid);
+    if (!w.empty()) return w;
+  }
+  if (p.decode.present) {
+    std::string w = check_side(p, p.decode, "decode", invalid);
+    if (!w.empty()) return w;
+  }
+  if (p.kv_chunk_tokens < 0 || p.kv_chunk_tokens % kTileKV != 0) {
+    *invalid = true;
+    return "kv_chunk_tokens must be a non-negative multiple of the KV tile (32)";
+  }
+  return {};
+}
+
+namespace {
+
+// Tokens a query tile [row_begin, row_begin + kTileQ) of packed rows can see within [0, L) (mask bounds only).
+void tile_kv_bounds(const pod_side& s, int g, int qo_len, int L, int row_begin, int* lo, int* hi) {
+  const int packed = qo_len * g;
+  const int i_min = row_begin / g;
+  const int i_max = (std::min(packed, row_begin + kTileQ) - 1) / g;
+  *lo = 0;
+  *hi = L;
+  if (s.mask_mode == POD_MASK_CAUSAL) *hi = std::clamp(i_max + L - qo_len + 1, 0, L);
+  if (s.window_left >= 0) *lo = std::clamp(i_min + L - qo_len - s.window_left, 0, L);
+}
+
+void plan_side(const pod_problem& p, const pod_side& s, int side_index, int chunk, SidePlan& out,
+               std::vector<MergeRow>& merge_rows) {
+  const int g = p.num_qo_heads / p.num_kv_heads;
+  out.items.clear();
+  out.part_base.assign(s.num_requests, -1);
+  out.kv_len.resize(s.num_requests);
+  out.part_entries = 0;
+  out.chunk_tokens = chunk;
+  out.max_splits = 1;
+  out.cost = 0;
+  for (int r = 0; r < s.num_requests; ++r) {
+    const int qo_len = s.qo_indptr_host[r + 1] - s.qo_indptr_host[r];
+    const int L = kv_len_of(s.kv, r);
+    out.kv_len[r] = L;
+    if (qo_len == 0) continue;
+    const int nchunks = (chunk > 0 && L > chunk) ? (L + chunk - 1) / chunk : 1;
+    out.max_splits = std::max(out.max_splits, nchunks);
+    if (nchunks > 1) {
+      out.part_base[r] = out.part_entries;
+      out.part_entries += std::int64_t(nchunks) * qo_len * p.num_qo_heads;
+      for (int i = 0; i < qo_len; ++i) merge_rows.push_back({side_index, r, i, 0});
+    }
+    for (int kh = 0; kh < p.num_kv_heads; ++kh)
+      for (int rb = 0; rb < qo_len * g; rb += kTileQ)
+        for (int c = 0; c < nchunks; ++c) {
+          const int kb = nchunks > 1 ? c * chunk : 0;
+          const int ke = nchunks > 1 ? std::min(L, kb + chunk) : L;
+          int lo, hi;
+          tile_kv_bounds(s, g, qo_len, L, rb, &lo, &hi);
+          const int cost = std::max(0, std::min(ke, hi) - std::max(kb, lo)) + kTileKV;  // + fixed overhead
+          out.items.push_back({r, kh, rb, kb, ke, c, nchunks, cost});
+          out.cost += cost;
+        }
+  }
+  std::stable_sort(out.items.begin(), out.items.end(),
+                   [](const WorkItem& a, const WorkItem& b) { return a.cost > b.cost; });
+}
+
+}  // namespace
+
+PodPlan make_plan(const pod_problem& p, int target_ctas, int ctas_per_sm) {
+  PodPlan plan;
+  const pod_side* sides[2] = {p.prefill.present && p.only_side != 2 ? &p.prefill : nullptr,
+                              p.decode.present && p.only_side != 1 ? &p.decode : nullptr};
+  const int g = p.num_qo_heads / p.num_kv_heads;
+  // Unsplit item count and longest KV of each side decide the split-KV chunk size.
+  long long base_items = 0;
+  int max_len[2] = {0, 0};
+  for (int si = 0; si < 2; ++si) {
+    if (!sides[si]) continue;
+    const pod_side& s = *sides[si];
+    for (int r = 0; r < s.num_requests; ++r) {
+      const int qo_len = s.qo_indptr_host[r + 1] - s.qo_indptr_host[r];
+      base_items += (long long)((qo_len * g + kTileQ - 1) / kTileQ) * p.num_kv_heads;
+      max_len[si] = std::max(max_len[si], kv_len_of(s.kv, r));
+    }
+  }
+  for (int si = 0; si < 2; ++si) {
+    if (!sides[si]) continue;
+    int chunk = 0;
+    if (p.kv_chunk_tokens > 0) {
+      chunk = p.kv_chunk_tokens;
+    } else if (base_items > 0 && base_items < target_ctas) {
+      const long long splits = (target_ctas + base_items - 1) / base_items;
+      chunk = (int)((max_len[si] + splits - 1) / splits);
+      chunk = std::max(256, (chunk + kTileKV - 1) / kTileKV * kTileKV);
+    }
+    plan_side(p, *sides[si], si, chunk, plan.side[si], plan.merge_rows);
+  }
+  // Role split: of the CTAs on one SM, a share proportional to the prefill work starts as prefill.
+  const double cp = plan.side[0].cost, cd = plan.side[1].cost;
+  if (cp <= 0) plan.prefill_ctas_per_sm = 0;
+  else if (cd <= 0) plan.prefill_ctas_per_sm = ctas_per_sm;
+  else {
+    int k = (int)std::lround(ctas_per_sm * cp / (cp + cd));
+    if (ctas_per_sm >= 2) k = std::clamp(k, 1, ctas_per_sm - 1);
+    plan.prefill_ctas_per_sm = k;
+  }
+  return plan;
+}
+
+}  // namespace podcheck::kernels

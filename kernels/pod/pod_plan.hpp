@@ -1,0 +1,65 @@
+// Host-side planning of one POD launch: work items (query tile x KV head x KV chunk) for each side, the
+// split-KV chunk size, partial-state offsets for the LSE merge, and the role split used by the CTA
+// scheduler. Pure C++ (no CUDA), so the CPU tests check it without a GPU.
+#pragma once
+
+#include "kernels/include/podcheck_kernel_abi.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace podcheck::kernels {
+
+inline constexpr int kTileQ = 64;   // packed (query row, head-in-group) rows per CTA tile: 4 warps x 16
+inline constexpr int kTileKV = 32;  // KV tokens per shared-memory tile
+inline constexpr int kWarps = 4;
+inline constexpr int kThreads = kWarps * 32;
+
+// One unit of work; shared verbatim with the device code (plain, 32 bytes).
+struct WorkItem {
+  std::int32_t request;
+  std::int32_t kv_head;
+  std::int32_t row_begin;  // first packed row (i * g + head_in_group) of the tile, within the request
+  std::int32_t kv_begin;   // KV token range of this chunk [kv_begin, kv_end)
+  std::int32_t kv_end;
+  std::int32_t chunk;      // chunk index within the request
+  std::int32_t nchunks;    // 1: write the final output directly; > 1: write a partial state
+  std::int32_t cost;       // planner's estimate (KV tokens visited), for ordering
+};
+
+// A (request, local query row) whose partial states must be merged.
+struct MergeRow {
+  std::int32_t side;  // 0 prefill, 1 decode
+  std::int32_t request;
+  std::int32_t row;   // local query row within the request
+  std::int32_t pad;
+};
+
+struct SidePlan {
+  std::vector<WorkItem> items;          // heaviest first
+  std::vector<std::int64_t> part_base;  // per request: first partial entry (entries are (chunk, row, head))
+  std::vector<std::int32_t> kv_len;     // per request
+  std::int64_t part_entries = 0;        // partial (row, head) states in total
+  int chunk_tokens = 0;                 // 0: no split
+  int max_splits = 1;
+  double cost = 0;                      // sum of item costs
+};
+
+struct PodPlan {
+  SidePlan side[2];  // 0 prefill, 1 decode
+  std::vector<MergeRow> merge_rows;
+  int prefill_ctas_per_sm = 0;  // of ctas_per_sm CTAs on one SM, how many start in the prefill role
+};
+
+// KV length of request r from the host page table (SPEC §1.3 kernel formula).
+std::int32_t kv_len_of(const pod_kv& kv, int r);
+
+// Checks what the kernel computes; returns "" when supported, else the reason (not-supported or invalid).
+// `invalid` is set when the problem is inconsistent rather than merely unsupported.
+std::string check_support(const pod_problem& p, bool* invalid);
+
+// Builds the plan. target_ctas: CTAs resident at once (SMs x CTAs per SM); ctas_per_sm for the role split.
+PodPlan make_plan(const pod_problem& p, int target_ctas, int ctas_per_sm);
+
+}  // namespace podcheck::kernels

@@ -1,0 +1,175 @@
+// GPU tests: podcheck-cuda against the float64 reference (reference_fast) on hand-built cases, under the
+// interim tolerance table of kernels/host/parity.hpp (per-dtype rel-L2, LSE bound, every element written,
+// empty rows exactly 0 / -inf), with guard bands around every output checked bit for bit.
+// Without a GPU every test here reports "skipped: no GPU" (exit code 4), never a pass.
+#include "kernels/host/kernel_runner.hpp"
+#include "kernels/host/parity.hpp"
+#include "kernels/tests/test_cases.hpp"
+#include "reference/reference.hpp"
+#include "testing/catch.hpp"
+
+#include <cuda_runtime.h>
+
+using namespace podcheck;
+using namespace podcheck::kernels;
+using test::CaseSpec;
+using test::SideSpec;
+
+namespace {
+
+void require_gpu() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) PODCHECK_SKIP("no GPU");
+}
+
+SideSpec dense_prefill(int q, int l, MaskMode m = MaskMode::causal) {
+  SideSpec s;
+  s.present = true;
+  s.paged = false;
+  s.qo_lens = {q};
+  s.kv_lens = {l};
+  s.mask = m;
+  return s;
+}
+SideSpec paged(std::vector<int> q, std::vector<int> l, MaskMode m = MaskMode::none) {
+  SideSpec s;
+  s.present = true;
+  s.qo_lens = std::move(q);
+  s.kv_lens = std::move(l);
+  s.mask = m;
+  return s;
+}
+SideSpec decode(std::vector<int> l) { return paged(std::vector<int>(l.size(), 1), std::move(l)); }
+
+void check(const CaseSpec& spec, int kv_chunk = 0, bool expect_split = false) {
+  const Case c = test::build_case(spec);
+  const RunOutcome run = run_case(KernelHandle::builtin(), c, kv_chunk);
+  INFO(spec.name << ": " << run.message);
+  REQUIRE(run.status == RunOutcome::Status::ok);
+  REQUIRE(run.guards_ok);
+  if (expect_split) CHECK(run.stats.merge_launched == 1);
+  const PodResult ref = reference_fast(c);
+  const CaseParity cp = check_parity(c, run.outputs, ref);
+  INFO(cp.summary);
+  CHECK(cp.passed);
+}
+
+}  // namespace
+
+TEST_CASE("single POD fp16 and bf16 dense causal prefill + paged decode NHD and HND", "[gpu]") {
+  require_gpu();
+  for (DType dt : {DType::float16, DType::bfloat16})
+    for (Layout lay : {Layout::NHD, Layout::HND}) {
+      CaseSpec s;
+      s.name = std::string("single-") + std::string(dtype_name(dt)) + (lay == Layout::NHD ? "-nhd" : "-hnd");
+      s.dtype_q = s.dtype_kv = dt;
+      s.layout = lay;
+      s.prefill = dense_prefill(127, 300);
+      s.decode = decode({1, 17, 64, 200, 513});
+      check(s);
+    }
+}
+
+TEST_CASE("head dims 64/128/256 group sizes 1 4 32 (g > 16: all heads written)", "[gpu]") {
+  require_gpu();
+  const int dims[] = {64, 128, 256};
+  const int heads[][2] = {{4, 4}, {16, 4}, {32, 1}, {40, 2}};
+  for (int D : dims)
+    for (auto hk : heads) {
+      CaseSpec s;
+      s.name = "d" + std::to_string(D) + "-h" + std::to_string(hk[0]) + "k" + std::to_string(hk[1]);
+      s.head_dim = D;
+      s.heads = hk[0];
+      s.kv_heads = hk[1];
+      s.prefill = dense_prefill(33, 90);
+      s.decode = decode({5, 130});
+      check(s);
+    }
+}
+
+TEST_CASE("batch POD: paged prefill page sizes 1/3/16 stacked KV causal with L < Q (empty rows)", "[gpu]") {
+  require_gpu();
+  for (int ps : {1, 3, 16}) {
+    CaseSpec s;
+    s.name = "batch-ps" + std::to_string(ps);
+    s.page_size = ps;
+    s.prefill = paged({40, 1, 70, 5}, {40, 33, 10, 0}, MaskMode::causal);  // 70 > 10: rows with p_i < 0; L=0
+    s.prefill.stacked = true;
+    s.decode = decode({1, 47, 0, 90});
+    check(s);
+  }
+}
+
+TEST_CASE("sliding window (inclusive) non-causal and custom masks empty custom rows", "[gpu]") {
+  require_gpu();
+  CaseSpec s;
+  s.name = "window-causal";
+  s.prefill = dense_prefill(100, 260, MaskMode::causal);
+  s.prefill.window_left = 31;
+  s.decode = decode({70, 300});
+  s.decode.window_left = 15;
+  check(s);
+  s.name = "window-noncausal-hnd";
+  s.layout = Layout::HND;
+  s.prefill = paged({20, 64}, {50, 130}, MaskMode::none);
+  s.prefill.window_left = 7;
+  check(s);
+  s.name = "custom";
+  s.prefill = paged({20, 64}, {50, 130}, MaskMode::custom);
+  s.prefill.custom_density = 0.3;
+  check(s);
+  s.name = "custom-empty";
+  s.prefill.custom_density = 0.0;
+  check(s);
+}
+
+TEST_CASE("fp8 e4m3 and e5m2 KV with q/k/v scales both 16-bit query dtypes", "[gpu]") {
+  require_gpu();
+  for (DType q : {DType::float16, DType::bfloat16})
+    for (DType kv : {DType::float8_e4m3fn, DType::float8_e5m2}) {
+      CaseSpec s;
+      s.name = std::string("fp8-") + std::string(dtype_name(q)) + "-" + std::string(dtype_name(kv));
+      s.dtype_q = q;
+      s.dtype_kv = kv;
+      s.prefill = dense_prefill(50, 120);
+      s.prefill.q_scale = 0.5;
+      s.prefill.k_scale = 0.25;
+      s.prefill.v_scale = 0.125;
+      s.decode = decode({33, 250});
+      s.decode.q_scale = 0.7;
+      s.decode.k_scale = 0.3;
+      s.decode.v_scale = 2.0;
+      check(s);
+    }
+}
+
+TEST_CASE("split-KV partial states merged by LSE - natural-log LSE", "[gpu]") {
+  require_gpu();
+  CaseSpec s;
+  s.name = "split";
+  s.prefill = paged({30, 3}, {700, 64}, MaskMode::causal);
+  s.decode = decode({1000, 5, 64, 0});
+  s.decode.window_left = 100;  // some chunks entirely outside the window: empty partial states
+  check(s, 64, true);
+  s.name = "split-base-e";
+  s.lse_base = LseBase::base_e;
+  check(s, 96, true);
+  s.name = "auto-split-decode-only";
+  s.prefill = SideSpec{};
+  s.decode = decode({4000, 3000});
+  s.lse_base = LseBase::base2;
+  check(s);
+}
+
+TEST_CASE("not-supported features are reported and nothing is launched", "[gpu]") {
+  require_gpu();
+  CaseSpec s;
+  s.name = "softcap";
+  s.prefill = dense_prefill(8, 8);
+  Case c = test::build_case(s);
+  c.prefill->params.logits_soft_cap = 30.0;
+  RunOutcome r = run_case(KernelHandle::builtin(), c);
+  CHECK(r.status == RunOutcome::Status::not_supported);
+  CHECK(r.message.find("soft cap") != std::string::npos);
+  CHECK_FALSE(r.outputs.out_p.has_value());
+}

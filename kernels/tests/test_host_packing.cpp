@@ -1,0 +1,185 @@
+// Host-side tests (no GPU): Case -> pod_problem packing and strides, ABI struct layout, unsupported
+// feature detection, and the launch plan (items cover the work exactly once, chunks partition the KV).
+#include "kernels/host/case_problem.hpp"
+#include "kernels/pod/pod_plan.hpp"
+#include "kernels/tests/test_cases.hpp"
+#include "testing/catch.hpp"
+
+#include <cstddef>
+#include <map>
+#include <set>
+#include <type_traits>
+
+using namespace podcheck;
+using namespace podcheck::kernels;
+using test::CaseSpec;
+using test::SideSpec;
+
+namespace {
+SideSpec side(bool paged, std::vector<int> q, std::vector<int> l, MaskMode m = MaskMode::none) {
+  SideSpec s;
+  s.present = true;
+  s.paged = paged;
+  s.qo_lens = std::move(q);
+  s.kv_lens = std::move(l);
+  s.mask = m;
+  return s;
+}
+
+// Element offset of (token t of request r, kv head h, dim 0) of K through the packed strides.
+std::int64_t packed_k_offset(const PackedSide& ps, const pod_side& s, int r, int t, int h) {
+  const int page = ps.kv_indices[ps.kv_indptr[r] + t / s.kv.page_size];
+  return page * s.kv.k_stride_page + (t % s.kv.page_size) * s.kv.k_stride_slot + h * s.kv.k_stride_head;
+}
+}  // namespace
+
+TEST_CASE("ABI structs are plain C layouts", "[kernels][host]") {
+  STATIC_REQUIRE(std::is_standard_layout_v<pod_problem>);
+  STATIC_REQUIRE(std::is_trivially_copyable_v<pod_problem>);
+  STATIC_REQUIRE(std::is_standard_layout_v<pod_side>);
+  STATIC_REQUIRE(sizeof(WorkItem) == 32);
+  STATIC_REQUIRE(sizeof(MergeRow) == 16);
+  // Pointers and 64-bit strides sit on 8-byte boundaries (same layout for any C compiler on LP64).
+  CHECK(offsetof(pod_side, q) % 8 == 0);
+  CHECK(offsetof(pod_side, q_stride_row) % 8 == 0);
+  CHECK(offsetof(pod_kv, k_stride_page) % 8 == 0);
+  CHECK(offsetof(pod_problem, prefill) % 8 == 0);
+  CHECK(offsetof(pod_problem, decode) == offsetof(pod_problem, prefill) + sizeof(pod_side));
+}
+
+TEST_CASE("dense prefill packs as one page - NHD and HND strides address the same elements", "[kernels][host]") {
+  for (Layout lay : {Layout::NHD, Layout::HND}) {
+    CaseSpec s;
+    s.layout = lay;
+    s.heads = 8;
+    s.kv_heads = 2;
+    s.head_dim = 64;
+    s.prefill = side(false, {5}, {37});
+    const Case c = test::build_case(s);
+    PackedProblem pp;
+    pack_case(c, pp);
+    const pod_side& ps = pp.problem.prefill;
+    CHECK(pp.problem.decode.present == 0);
+    CHECK(ps.kv.page_size == 37);
+    CHECK(kv_len_of(ps.kv, 0) == 37);
+    CHECK(ps.sm_scale == Approx(0.125));
+    // Compare against a direct index computation from the tensor shape.
+    for (int t : {0, 17, 36})
+      for (int h : {0, 1}) {
+        const std::int64_t direct = lay == Layout::NHD ? (std::int64_t(t) * 2 + h) * 64 : (std::int64_t(h) * 37 + t) * 64;
+        CHECK(packed_k_offset(pp.side[0], ps, 0, t, h) == direct);
+      }
+  }
+}
+
+TEST_CASE("paged separate and stacked KV strides page table and last_page_len", "[kernels][host]") {
+  for (Layout lay : {Layout::NHD, Layout::HND})
+    for (bool stacked : {false, true}) {
+      CaseSpec s;
+      s.layout = lay;
+      s.page_size = 4;
+      s.heads = 4;
+      s.kv_heads = 2;
+      s.head_dim = 64;
+      s.decode = side(true, {1, 1, 1}, {9, 0, 4});
+      s.decode.stacked = stacked;
+      const Case c = test::build_case(s);
+      PackedProblem pp;
+      pack_case(c, pp);
+      const pod_side& d = pp.problem.decode;
+      CHECK(kv_len_of(d.kv, 0) == 9);
+      CHECK(kv_len_of(d.kv, 1) == 0);
+      CHECK(kv_len_of(d.kv, 2) == 4);
+      const std::int64_t P = 4, H = 2, D = 64, blk = P * H * D;
+      for (int t : {0, 5, 8})
+        for (int h : {0, 1}) {
+          const int page = c.decode->kv.pages.indices[t / 4];
+          const int slot = t % 4;
+          const std::int64_t within = lay == Layout::NHD ? (slot * H + h) * D : (h * P + slot) * D;
+          const std::int64_t direct = page * (stacked ? 2 * blk : blk) + within;
+          CHECK(packed_k_offset(pp.side[1], d, 0, t, h) == direct);
+        }
+      CHECK(pp.side[1].v_offset == (stacked ? blk : 0));
+      CHECK((pp.side[1].v == pp.side[1].k) == stacked);
+    }
+}
+
+TEST_CASE("unsupported features are detected invalid problems told apart", "[kernels][host]") {
+  CaseSpec s;
+  s.prefill = side(false, {4}, {8}, MaskMode::causal);
+  s.decode = side(true, {1}, {8});
+  const Case base = test::build_case(s);
+  auto reason = [](const Case& c, bool* invalid) {
+    PackedProblem pp;
+    pack_case(c, pp);
+    if (!pp.unsupported.empty()) return pp.unsupported;
+    return check_support(pp.problem, invalid);
+  };
+  bool invalid = true;
+  CHECK(reason(base, &invalid).empty());
+  struct Mut {
+    const char* what;
+    void (*apply)(Case&);
+    bool invalid;
+  };
+  const Mut muts[] = {
+      {"RoPE", [](Case& c) { c.decode->params.pos_encoding = PosEncoding::rope_llama; }, false},
+      {"ALiBi", [](Case& c) { c.prefill->params.pos_encoding = PosEncoding::alibi; }, false},
+      {"soft cap", [](Case& c) { c.prefill->params.logits_soft_cap = 50.0; }, false},
+      {"head_dim", [](Case& c) { c.head_dim = 96; }, false},
+      {"query dtype", [](Case& c) { c.dtype_q = DType::float32; }, false},
+      {"output dtype", [](Case& c) { c.dtype_o = DType::bfloat16; }, false},
+      {"num_kv_heads", [](Case& c) { c.num_kv_heads = 3; }, true},
+  };
+  for (const Mut& m : muts) {
+    Case c = base;
+    m.apply(c);
+    invalid = !m.invalid;
+    const std::string why = reason(c, &invalid);
+    INFO(m.what << ": " << why);
+    CHECK(why.find(m.what) != std::string::npos);
+    CHECK(invalid == m.invalid);
+  }
+}
+
+TEST_CASE("plan: every (request kv head packed row KV token) is covered exactly once", "[kernels][host]") {
+  CaseSpec s;
+  s.heads = 12;
+  s.kv_heads = 2;  // g = 6: packed rows straddle tiles
+  s.head_dim = 64;
+  s.prefill = side(true, {30, 0, 11}, {500, 7, 11}, MaskMode::causal);
+  s.decode = side(true, {1, 1, 1}, {1000, 0, 65});
+  const Case c = test::build_case(s);
+  PackedProblem pp;
+  pack_case(c, pp);
+  for (int chunk : {0, 64, 96}) {
+    pp.problem.kv_chunk_tokens = chunk;
+    const PodPlan plan = make_plan(pp.problem, 264, 2);
+    std::size_t merges = 0;
+    for (int si = 0; si < 2; ++si) {
+      const pod_side& sd = si == 0 ? pp.problem.prefill : pp.problem.decode;
+      const int ch = plan.side[si].chunk_tokens;
+      if (chunk > 0) CHECK(ch == chunk);
+      std::map<std::tuple<int, int, int>, std::vector<std::pair<int, int>>> ranges;
+      for (const WorkItem& w : plan.side[si].items) ranges[{w.request, w.kv_head, w.row_begin}].push_back({w.kv_begin, w.kv_end});
+      for (int r = 0; r < sd.num_requests; ++r) {
+        const int q = sd.qo_indptr_host[r + 1] - sd.qo_indptr_host[r], L = kv_len_of(sd.kv, r);
+        for (int kh = 0; kh < 2; ++kh)
+          for (int rb = 0; rb < q * 6; rb += kTileQ) {
+            auto v = ranges[{r, kh, rb}];
+            std::sort(v.begin(), v.end());
+            REQUIRE(!v.empty());
+            CHECK(v.front().first == 0);
+            CHECK(v.back().second == L);
+            for (std::size_t k = 1; k < v.size(); ++k) CHECK(v[k].first == v[k - 1].second);
+            CHECK(int(v.size()) == (ch > 0 && L > ch ? (L + ch - 1) / ch : 1));
+            ranges.erase({r, kh, rb});
+          }
+        if (ch > 0 && L > ch && q > 0) merges += q;
+      }
+      CHECK(ranges.empty());  // no item outside the work
+    }
+    CHECK(plan.merge_rows.size() == merges);
+    CHECK(plan.prefill_ctas_per_sm == 1);  // both sides have work, 2 CTAs per SM: one starts in each role
+  }
+}
