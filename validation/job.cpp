@@ -3,6 +3,7 @@
 
 #include "reference/naive.hpp"
 #include "reference/reference.hpp"
+#include "validation/report.hpp"
 
 #include <fmt/format.h>
 
@@ -69,6 +70,7 @@ CaseResult replay_one(const Trace& t, const std::string& file, Profile profile, 
         const std::string path = (fs::path(o.artifacts_dir) / (file_stem_for(t.kase.id, profile) + ".h5")).string();
         hooks.write_failure(path, t);
         r.artifact = path;
+        write_text_file(path + ".json", case_json(r).dump(2) + "\n", true);
       } catch (const std::exception& e) {
         r.artifact = std::string("(not written: ") + e.what() + ")";
       }

@@ -71,6 +71,12 @@ std::vector<std::string> console_details(const CaseResult& r) {
   return out;
 }
 
+void print_case(std::FILE* out, const CaseResult& r) {
+  std::fprintf(out, "%s\n", console_line(r).c_str());
+  for (const auto& l : console_details(r)) std::fprintf(out, "%s\n", l.c_str());
+  std::fflush(out);
+}
+
 std::string summary_line(std::string_view command, const Summary& s) {
   std::string line = fmt::format("{}: {} passed, {} xfail, {} failed, {} skipped in {:.0f} s", command, s.ok, s.xfail,
                                  s.failed, s.skip, s.seconds);

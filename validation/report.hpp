@@ -27,6 +27,9 @@ Summary summarize(const std::vector<CaseResult>& results, double seconds);
 std::string console_line(const CaseResult& r);
 // Further lines for a failure: message, diagnosis, reproduce command, artifact.
 std::vector<std::string> console_details(const CaseResult& r);
+// Prints console_line and, for failures and xfails, console_details.
+void print_case(std::FILE* out, const CaseResult& r);
+
 // "validate: 553 passed, 2 xfail, 0 failed, 0 skipped in 94 s"
 std::string summary_line(std::string_view command, const Summary& s);
 
