@@ -12,13 +12,15 @@ namespace podcheck {
 
 struct TraceWriteOptions {
   bool force = false;
-  bool with_reference = false;  // also store reference outputs (makes the trace a full fixture)
+  bool with_reference = false;  // also store reference outputs (makes the trace a full fixture); not yet
+  int gzip_level = 4;           // gzip level for large datasets (shuffle on); golden traces use 9
 };
 
 void write_traces(const std::string& path, const std::vector<Trace>& traces, const TraceWriteOptions& options = {});
 std::vector<std::string> list_trace_cases(const std::string& path);
 std::vector<Trace> read_traces(const std::string& path);
 Trace read_trace(const std::string& path, const std::string& case_id);
-bool is_trace_file(const std::string& path);  // true for a podcheck trace, false for a fixture
+// true for a podcheck trace, false for a fixture; throws FormatError for anything else
+bool is_trace_file(const std::string& path);
 
 }  // namespace podcheck

@@ -1,0 +1,118 @@
+// Trace files: C++ round trip (observed NaN sentinels bit-exact, provenance, expectations), a trace
+// written by h5py alone (docs/FORMAT.md) read and checked value by value, malformed observed outputs.
+#include "fixtures/h5/h5.hpp"
+#include "fixtures/tests/format_test_util.hpp"
+#include "testing/catch.hpp"
+#include "traces/trace_io.hpp"
+
+#include <cmath>
+#include <cstring>
+
+using namespace podcheck;
+using podcheck::test::TempDir;
+
+namespace {
+Trace small_trace() {
+  Trace t;
+  t.kase = test::small_single_case();
+  const Case& c = t.kase;
+  t.observed.out_p = test::lcg_tensor(c.dtype_o, {5, 4, 8}, 31);
+  t.observed.out_d = test::lcg_tensor(c.dtype_o, {3, 4, 8}, 32);
+  t.observed.lse_d = test::lcg_tensor(DType::float32, {3, 4}, 33);
+  t.observed.out_d->set_bits(5, kPoisonF16);  // the poison payload survives bit-exactly
+  t.observed.lse_d->set_bits(2, kPoisonF32);
+  t.provenance = {"podcheck-cuda", "v3", "NVIDIA H200 (sm_90, 132 SMs)", "580.159.04", "2026-11-29T12:00:00Z",
+                  "unit test", {{"num_splits", "4"}, {"cta_tile_q", "64"}}};
+  t.expected = {{"intended", "incorrect", "never written", "why"}, {"flashinfer", "passed", "", ""}};
+  return t;
+}
+
+// Same formula as write_trace_h5py.py: ((i*7 + salt) mod 13 - 6) / 8.
+double eighth(std::int64_t i, int salt) { return static_cast<double>((i * 7 + salt) % 13 - 6) / 8.0; }
+void check_values(const Tensor& t, int salt) {
+  for (std::int64_t i = 0; i < t.numel(); ++i) {
+    CAPTURE(i, salt);
+    REQUIRE(t.get(i) == eighth(i, salt));
+  }
+}
+}  // namespace
+
+TEST_CASE("traces round-trip cases, observed outputs, provenance and expectations", "[traces]") {
+  TempDir tmp;
+  std::string path = tmp.path("t.h5");
+  Trace t = small_trace();
+  write_traces(path, {t});
+  CHECK(is_trace_file(path));
+  REQUIRE(list_trace_cases(path) == std::vector<std::string>{t.kase.id});
+  Trace b = read_trace(path, t.kase.id);
+  CHECK(b.kase.decode->kv.pages.indices == t.kase.decode->kv.pages.indices);
+  CHECK(b.kase.prefill->q.bytes == t.kase.prefill->q.bytes);
+  REQUIRE(b.observed.out_p.has_value());
+  CHECK(b.observed.out_p->bytes == t.observed.out_p->bytes);
+  CHECK(b.observed.out_d->bytes == t.observed.out_d->bytes);
+  CHECK(b.observed.out_d->bits(5) == kPoisonF16);
+  CHECK(b.observed.lse_d->bits(2) == kPoisonF32);
+  CHECK_FALSE(b.observed.lse_p.has_value());
+  CHECK(b.provenance.kernel_name == "podcheck-cuda");
+  CHECK(b.provenance.device == t.provenance.device);
+  CHECK(b.provenance.scheduling == t.provenance.scheduling);
+  REQUIRE(b.expected.size() == 2);
+  CHECK(b.expected[0].profile == "intended");
+  CHECK(b.expected[0].status == "incorrect");
+  CHECK(b.expected[0].diagnosis == "never written");
+  CHECK(b.expected[1].status == "passed");
+  // a fixture is not a trace
+  std::string fx = tmp.path("f.h5");
+  write_fixtures(fx, {{t.kase, std::nullopt}});
+  CHECK_FALSE(is_trace_file(fx));
+  CHECK_THROWS_WITH(read_traces(fx), Catch::Contains("expected a 'podcheck-trace' file"));
+}
+
+TEST_CASE("observed outputs of the wrong shape or dtype are refused", "[traces]") {
+  TempDir tmp;
+  Trace t = small_trace();
+  t.observed.lse_p = test::lcg_tensor(DType::float16, {5, 4}, 1);
+  CHECK_THROWS_WITH(write_traces(tmp.path("a.h5"), {t}), Catch::Contains("lse_p") && Catch::Contains("expected dtype float32"));
+  t = small_trace();
+  t.observed.out_d = test::lcg_tensor(DType::float16, {4, 4, 8}, 1);
+  CHECK_THROWS_WITH(write_traces(tmp.path("b.h5"), {t}), Catch::Contains("out_d") && Catch::Contains("[3, 4, 8]"));
+  CHECK(tmp.file_count() == 0);
+}
+
+TEST_CASE("a trace written with h5py alone reads back with exact values", "[traces][python]") {
+  TempDir tmp;
+  std::string path = tmp.path("py.h5");
+  REQUIRE(test::run_python(test::source_path("traces/tests/write_trace_h5py.py") + " " + path) == 0);
+  auto traces = read_traces(path);
+  REQUIRE(traces.size() == 1);
+  const Trace& t = traces[0];
+  const Case& c = t.kase;
+  CHECK(c.id == "py_single_h4k2d8");
+  CHECK(c.dtype_q == DType::bfloat16);
+  CHECK(c.seed == 7);
+  REQUIRE(c.prefill.has_value());
+  REQUIRE(c.decode.has_value());
+  CHECK(c.kind() == "single");
+  CHECK(c.prefill->params.mask_mode == MaskMode::causal);
+  CHECK(c.prefill->params.sm_scale == 0.25);
+  CHECK_FALSE(c.decode->params.sm_scale.has_value());
+  CHECK(c.decode->params.window_left == 3);
+  CHECK(c.decode->kv.pages.indices == std::vector<std::int32_t>{2, 0, 1});
+  CHECK(c.decode->kv_len(0) == 7);
+  CHECK(c.decode->kv_len(1) == 2);
+  check_values(c.prefill->q, 1);
+  check_values(c.prefill->kv.k, 2);
+  check_values(c.prefill->kv.v, 3);
+  check_values(c.decode->q, 4);
+  check_values(c.decode->kv.k, 5);
+  check_values(c.decode->kv.v, 6);
+  REQUIRE(t.observed.out_p.has_value());
+  REQUIRE(t.observed.lse_d.has_value());
+  CHECK_FALSE(t.observed.out_d.has_value());
+  check_values(*t.observed.out_p, 8);
+  check_values(*t.observed.lse_d, 9);
+  CHECK(t.provenance.kernel_name == "my-port");
+  CHECK(t.provenance.scheduling.at("num_splits") == "3");
+  REQUIRE(t.expected.size() == 1);
+  CHECK(t.expected[0].diagnosis == "never written");
+}

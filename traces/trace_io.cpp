@@ -1,0 +1,188 @@
+// Trace files: a case group (fixtures/h5/case_group.hpp) plus observed outputs, provenance and expected
+// verdicts (trace_io.hpp; layout in docs/FORMAT.md).
+#include "traces/trace_io.hpp"
+
+#include "fixtures/h5/case_group.hpp"
+
+#include <algorithm>
+
+namespace podcheck {
+
+namespace ff = fileformat;
+
+namespace {
+
+std::string shape_text(const std::vector<std::int64_t>& s) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+struct ObservedSpec {
+  const char* name;
+  SideKind side;
+  bool is_lse;
+};
+constexpr ObservedSpec kObserved[] = {{"out_p", SideKind::prefill, false},
+                                      {"out_d", SideKind::decode, false},
+                                      {"lse_p", SideKind::prefill, true},
+                                      {"lse_d", SideKind::decode, true}};
+
+const std::optional<Tensor>& observed_tensor(const KernelOutputs& o, const ObservedSpec& s) {
+  return s.is_lse ? o.lse(s.side) : o.out(s.side);
+}
+std::optional<Tensor>& observed_tensor(KernelOutputs& o, const ObservedSpec& s) {
+  return s.is_lse ? o.lse(s.side) : o.out(s.side);
+}
+
+// Expected dtype and shape of an observed output; empty string when fine, else what is wrong.
+std::string check_observed(const Case& c, const ObservedSpec& s, const Tensor& t) {
+  const Side* side = c.side(s.side);
+  if (!side) return std::string("the case has no ") + (s.side == SideKind::prefill ? "prefill" : "decode") + " side";
+  DType want_dtype = s.is_lse ? DType::float32 : c.dtype_o;
+  std::vector<std::int64_t> want = {side->num_rows(), c.num_qo_heads};
+  if (!s.is_lse) want.push_back(c.head_dim);
+  if (t.dtype != want_dtype)
+    return "expected dtype " + std::string(h5::dtype_label(want_dtype)) + ", found " + std::string(h5::dtype_label(t.dtype));
+  if (t.shape != want) return "expected shape " + shape_text(want) + ", found " + shape_text(t.shape);
+  return {};
+}
+
+void write_trace(const h5::Node& cases, const Trace& t, const h5::TensorWriteOptions& o) {
+  h5::Node g = ff::write_case(cases, t.kase, ff::kTraceFormat, o);
+  h5::Node obs = h5::create_group(g, "observed");
+  for (const ObservedSpec& s : kObserved) {
+    const auto& x = observed_tensor(t.observed, s);
+    if (!x) continue;
+    std::string bad = check_observed(t.kase, s, *x);
+    if (!bad.empty()) throw FormatError("case '" + t.kase.id + "', observed '" + s.name + "': " + bad);
+    h5::write_tensor(obs, s.name, *x, o);
+  }
+  h5::Node prov = h5::create_group(g, "provenance");
+  const Provenance& p = t.provenance;
+  h5::write_attr(prov, "kernel_name", p.kernel_name);
+  h5::write_attr(prov, "kernel_version", p.kernel_version);
+  h5::write_attr(prov, "device", p.device);
+  h5::write_attr(prov, "driver", p.driver);
+  h5::write_attr(prov, "date", p.date);
+  h5::write_attr(prov, "source", p.source);
+  h5::Node sched = h5::create_group(prov, "scheduling");
+  for (const auto& [k, v] : p.scheduling) h5::write_attr(sched, k, v);
+  h5::Node exp = h5::create_group(g, "expected");
+  for (std::size_t i = 0; i < t.expected.size(); ++i) {
+    const Expectation& e = t.expected[i];
+    h5::Node x = h5::create_group(exp, std::to_string(i));
+    h5::write_attr(x, "profile", e.profile);
+    h5::write_attr(x, "status", e.status);
+    h5::write_attr(x, "diagnosis", e.diagnosis);
+    h5::write_attr(x, "reason", e.reason);
+  }
+}
+
+std::string opt_string(const h5::Node& n, const std::string& name) {
+  return h5::has_attr(n, name) ? h5::read_attr_string(n, name) : std::string();
+}
+
+Trace read_trace_group(const h5::Node& g) {
+  Trace t;
+  t.kase = ff::read_case(g);
+  try {
+    if (!h5::has_group(g, "observed")) ff::format_error(g, "observed", "missing group (a trace records observed outputs)");
+    h5::Node obs = h5::open_group(g, "observed");
+    for (const ObservedSpec& s : kObserved) {
+      if (!h5::has_child(obs, s.name)) continue;
+      std::string rel = std::string("observed/") + s.name;
+      Tensor x;
+      try {
+        x = h5::read_tensor(obs, s.name);
+      } catch (const h5::H5Error& e) {
+        ff::format_error(g, rel, e.what());
+      }
+      std::string bad = check_observed(t.kase, s, x);
+      if (!bad.empty()) ff::format_error(g, rel, bad);
+      observed_tensor(t.observed, s) = std::move(x);
+    }
+    if (h5::has_group(g, "provenance")) {
+      h5::Node prov = h5::open_group(g, "provenance");
+      Provenance& p = t.provenance;
+      p.kernel_name = opt_string(prov, "kernel_name");
+      p.kernel_version = opt_string(prov, "kernel_version");
+      p.device = opt_string(prov, "device");
+      p.driver = opt_string(prov, "driver");
+      p.date = opt_string(prov, "date");
+      p.source = opt_string(prov, "source");
+      if (h5::has_group(prov, "scheduling")) {
+        h5::Node sched = h5::open_group(prov, "scheduling");
+        for (const std::string& k : h5::attr_names(sched)) p.scheduling[k] = h5::read_attr_text(sched, k);
+      }
+    }
+    if (h5::has_group(g, "expected")) {
+      h5::Node exp = h5::open_group(g, "expected");
+      std::vector<std::string> names = h5::children(exp);
+      // numeric order: "10" after "9"
+      std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+        return a.size() != b.size() ? a.size() < b.size() : a < b;
+      });
+      for (const std::string& n : names) {
+        h5::Node x = h5::open_group(exp, n);
+        Expectation e;
+        std::string rel = "expected/" + n;
+        for (const char* req : {"profile", "status"})
+          if (!h5::has_attr(x, req)) ff::format_error(g, rel + "@" + req, "missing attribute");
+        e.profile = h5::read_attr_string(x, "profile");
+        e.status = h5::read_attr_string(x, "status");
+        e.diagnosis = opt_string(x, "diagnosis");
+        e.reason = opt_string(x, "reason");
+        t.expected.push_back(std::move(e));
+      }
+    }
+  } catch (const h5::H5Error& e) {
+    ff::format_error(g, "", e.what());
+  }
+  return t;
+}
+
+h5::Node open_trace_file(const std::string& path) {
+  std::string fmt;
+  h5::Node root = ff::open_podcheck_file(path, &fmt);
+  if (fmt != ff::kTraceFormat)
+    throw FormatError("file '" + path + "': expected a '" + ff::kTraceFormat + "' file, found format '" + fmt + "'");
+  return root;
+}
+
+}  // namespace
+
+void write_traces(const std::string& path, const std::vector<Trace>& traces, const TraceWriteOptions& options) {
+  if (options.with_reference)
+    throw FormatError("write_traces '" + path + "': with_reference is not available yet (write a fixture instead)");
+  ff::translate_h5_errors(path, [&] {
+    ff::NewFile file(path, ff::kTraceFormat, options.force);
+    h5::TensorWriteOptions o;
+    o.gzip_level = options.gzip_level;
+    for (const Trace& t : traces) write_trace(file.cases, t, o);
+    file.writer.commit();
+    return 0;
+  });
+}
+
+std::vector<std::string> list_trace_cases(const std::string& path) { return ff::case_ids(open_trace_file(path)); }
+
+Trace read_trace(const std::string& path, const std::string& case_id) {
+  h5::Node root = open_trace_file(path);
+  h5::Node g = ff::open_case(root, case_id);
+  return ff::translate_h5_errors(path, [&] { return read_trace_group(g); });
+}
+
+std::vector<Trace> read_traces(const std::string& path) {
+  std::vector<Trace> out;
+  for (const std::string& id : list_trace_cases(path)) out.push_back(read_trace(path, id));
+  return out;
+}
+
+bool is_trace_file(const std::string& path) {
+  std::string fmt;
+  ff::open_podcheck_file(path, &fmt);
+  return fmt == ff::kTraceFormat;
+}
+
+}  // namespace podcheck
