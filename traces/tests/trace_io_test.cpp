@@ -116,3 +116,17 @@ TEST_CASE("a trace written with h5py alone reads back with exact values", "[trac
   REQUIRE(t.expected.size() == 1);
   CHECK(t.expected[0].diagnosis == "never written");
 }
+
+TEST_CASE("the h5py example in docs/FORMAT.md writes a trace the reader accepts", "[traces][python]") {
+  TempDir tmp;
+  std::string path = tmp.path("doc_example.h5");
+  REQUIRE(test::run_python(test::source_path("traces/tests/run_format_doc_example.py") + " " +
+                           std::string(PODCHECK_SOURCE_DIR) + " " + path) == 0);
+  Trace t = read_trace(path, "my_case");
+  CHECK(t.kase.kind() == "prefill");
+  CHECK(t.kase.prefill->params.mask_mode == MaskMode::causal);
+  CHECK(t.kase.prefill->kv_len(0) == 9);
+  CHECK(t.observed.out_p.has_value());
+  CHECK(t.observed.lse_p.has_value());
+  CHECK(t.provenance.kernel_name == "my-kernel");
+}
