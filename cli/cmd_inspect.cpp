@@ -51,8 +51,25 @@ void inspect_case(const h5::Node& root, const std::string& id, bool detail) {
           exp += " expect " + h5::read_attr_string(x, "status") + "@" + h5::read_attr_string(x, "profile");
       }
     }
-    std::printf("  %-60s %-8s %-24s %s%s%s\n", id.c_str(), kind.c_str(), dt.c_str(),
-                obs.empty() ? "" : "observed ", obs.c_str(), exp.c_str());
+    std::string params = h5::read_attr_text(g, "num_qo_heads") + "/" + h5::read_attr_text(g, "num_kv_heads") + "h d" +
+                         h5::read_attr_text(g, "head_dim");
+    std::uint64_t bytes = 0;
+    for (const char* side : {"prefill", "decode"}) {
+      if (!h5::has_group(g, side)) continue;
+      h5::Node s = h5::open_group(g, side);
+      std::string rows = h5::has_dataset(s, "q") ? std::to_string(h5::dataset_info(s, "q").shape.at(0)) : "?";
+      params += std::string(" ") + side[0] + ":" + h5::read_attr_text(s, "num_requests") + "req/" + rows + "rows " +
+                h5::read_attr_text(s, "kv_storage") + "," + h5::read_attr_text(s, "layout") + "," +
+                h5::read_attr_text(s, "mask_mode");
+      if (h5::has_attr(s, "page_size")) params += ",ps" + h5::read_attr_text(s, "page_size");
+      if (h5::read_attr_int(s, "window_left") >= 0) params += ",win" + h5::read_attr_text(s, "window_left");
+      if (h5::read_attr_text(s, "pos_encoding") != "NONE") params += "," + h5::read_attr_text(s, "pos_encoding");
+      if (h5::read_attr_double(s, "logits_soft_cap") != 0) params += ",cap" + h5::read_attr_text(s, "logits_soft_cap");
+      for (const std::string& d : h5::children(s))
+        if (h5::has_dataset(s, d)) bytes += h5::dataset_info(s, d).stored_bytes;
+    }
+    std::printf("  %s\n    %s %s %s, %.1f KiB inputs stored%s%s%s\n", id.c_str(), kind.c_str(), dt.c_str(), params.c_str(),
+                bytes / 1024.0, obs.empty() ? "" : "; observed ", obs.c_str(), exp.c_str());
     return;
   }
   std::printf("case %s\n", id.c_str());
