@@ -1,11 +1,229 @@
-// podcheck run: placeholder until its module lands.
+// podcheck run: run cases through a GPU kernel (podcheck's own "podcheck-cuda", or a port loaded from a
+// shared library that implements kernels/include/podcheck_kernel_abi.h) and record a trace file.
+// Per case: build inputs (sweep id or fixture), upload, poison outputs (NaN + guard bands), run, check the
+// guards, download, and keep the observed outputs with provenance. Cases the kernel does not support are
+// recorded without outputs and with provenance scheduling["not_supported"] = reason.
+// --check also judges each case against the float64 reference with the interim table of
+// kernels/host/parity.hpp (the real verdict is `podcheck replay TRACE.h5`).
 #include "cli/commands.hpp"
+
+#include "fixtures/fixture_io.hpp"
+#include "fixtures/sweep.hpp"
+#include "reference/reference.hpp"
+#include "traces/trace_io.hpp"
+
+#if PODCHECK_WITH_KERNELS
+#include "kernels/host/kernel_runner.hpp"
+#include "kernels/host/parity.hpp"
+#include "kernels/pod/pod_launch.hpp"
+#endif
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <optional>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
 
 namespace podcheck::cli {
 
+namespace {
+
+struct RunOpts {
+  std::string kernel = "podcheck-cuda", kernel_lib, tier, shard, fixtures, output;
+  std::vector<std::string> cases;
+  bool force = false, check = false;
+  long limit = 0;
+  int kv_chunk = 0;
+};
+
+#if PODCHECK_WITH_KERNELS
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+void fill_scheduling(const pod_run_stats& s, std::map<std::string, std::string>& m) {
+  m["grid_ctas"] = std::to_string(s.grid_ctas);
+  m["threads_per_cta"] = std::to_string(s.threads_per_cta);
+  m["smem_bytes"] = std::to_string(s.smem_bytes);
+  m["tile_q_prefill"] = std::to_string(s.tile_q_prefill);
+  m["tile_q_decode"] = std::to_string(s.tile_q_decode);
+  m["tile_kv"] = std::to_string(s.tile_kv);
+  m["items_prefill"] = std::to_string(s.items_prefill);
+  m["items_decode"] = std::to_string(s.items_decode);
+  m["max_splits_prefill"] = std::to_string(s.max_splits_prefill);
+  m["max_splits_decode"] = std::to_string(s.max_splits_decode);
+  m["kv_chunk_prefill"] = std::to_string(s.kv_chunk_prefill);
+  m["kv_chunk_decode"] = std::to_string(s.kv_chunk_decode);
+  m["merge_kernel"] = s.merge_launched ? "yes" : "no";
+}
+
+void run_command(const RunOpts& o, CommandResult& result) {
+  namespace k = podcheck::kernels;
+  const int sources = !o.tier.empty() + !o.fixtures.empty() + !o.cases.empty();
+  if (sources != 1) throw UsageError("give exactly one of --tier, --fixtures, --case");
+  if (!o.shard.empty() && o.tier.empty()) throw UsageError("--shard needs --tier");
+  if (std::filesystem::exists(o.output) && !o.force)
+    throw UsageError("output '" + o.output + "' exists (use --force to overwrite)");
+
+  k::KernelHandle kernel = [&] {
+    if (!o.kernel_lib.empty()) {
+      try {
+        return k::KernelHandle::load(o.kernel_lib);
+      } catch (const std::exception& e) {
+        throw UsageError(e.what());
+      }
+    }
+    if (o.kernel != k::kKernelName)
+      throw UsageError("unknown kernel '" + o.kernel + "' (built in: podcheck-cuda; a port: --kernel-lib PATH.so)");
+    return k::KernelHandle::builtin();
+  }();
+  const bool builtin = o.kernel_lib.empty();
+
+  // Case list (ids) or fixtures (cases + maybe references).
+  std::vector<std::string> ids;
+  std::vector<Fixture> fixtures;
+  std::string source_desc;
+  try {
+    if (!o.tier.empty()) {
+      const Shard sh = o.shard.empty() ? Shard{} : parse_shard(o.shard);
+      ids = list_tier(o.tier, sh);
+      source_desc = "tier " + o.tier + (o.shard.empty() ? "" : " shard " + o.shard);
+    } else if (!o.cases.empty()) {
+      ids = o.cases;
+      source_desc = "case list";
+    } else {
+      fixtures = read_fixtures(o.fixtures);
+      source_desc = "fixtures " + o.fixtures;
+    }
+  } catch (const FormatError& e) {
+    throw UsageError(e.what());
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  const std::size_t n_all = fixtures.empty() ? ids.size() : fixtures.size();
+  const std::size_t n = o.limit > 0 ? std::min<std::size_t>(n_all, o.limit) : n_all;
+  if (n < n_all) source_desc += ", first " + std::to_string(n);
+
+  Provenance base;
+  base.kernel_name = kernel.name();
+  base.kernel_version = builtin ? k::build_version() : kernel.version();
+  base.device = k::device_description();
+  base.driver = k::driver_version();
+  base.date = utc_now();
+  base.source = "podcheck run --kernel " + (builtin ? o.kernel : o.kernel_lib) + " (" + source_desc + ")";
+  std::printf("podcheck run: %s on %s, driver %s: %zu cases (%s)\n", base.kernel_version.c_str(), base.device.c_str(),
+              base.driver.c_str(), n, source_desc.c_str());
+
+  std::vector<Trace> traces;
+  traces.reserve(n);
+  long ok = 0, unsupported = 0, failed = 0, passed = 0, incorrect = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < n; ++i) {
+    Trace t;
+    std::optional<PodResult> ref;
+    if (fixtures.empty()) {
+      try {
+        t.kase = make_case(ids[i]);
+      } catch (const std::exception& e) {
+        throw UsageError("case '" + ids[i] + "': " + e.what());
+      }
+    } else {
+      t.kase = std::move(fixtures[i].kase);
+      ref = std::move(fixtures[i].reference);
+    }
+    try {
+      validate_case(t.kase);
+    } catch (const InvalidCase& e) {
+      throw UsageError(std::string("case '") + t.kase.id + "' is invalid: " + e.what());
+    }
+    t.provenance = base;
+    k::RunOutcome r;
+    try {
+      r = k::run_case(kernel, t.kase, o.kv_chunk);
+    } catch (const std::exception& e) {  // CUDA failure outside the kernel (allocation, copy)
+      r.status = k::RunOutcome::Status::failed;
+      r.message = e.what();
+    }
+    fill_scheduling(r.stats, t.provenance.scheduling);
+    if (r.status == k::RunOutcome::Status::not_supported) {
+      ++unsupported;
+      t.provenance.scheduling.clear();
+      t.provenance.scheduling["not_supported"] = r.message;
+      std::printf("[NS]   %s: %s\n", t.kase.id.c_str(), r.message.c_str());
+    } else if (r.status == k::RunOutcome::Status::failed) {
+      ++failed;
+      t.observed = r.outputs;
+      t.provenance.scheduling["run_failed"] = r.message;
+      std::printf("[FAIL] %s: %s\n", t.kase.id.c_str(), r.message.c_str());
+    } else {
+      ++ok;
+      t.observed = r.outputs;
+      if (o.check) {
+        if (!ref) ref = reference_fast(t.kase, [&] {
+          Semantics s;
+          s.lse_base = t.kase.lse_base;
+          return s;
+        }());
+        const k::CaseParity cp = k::check_parity(t.kase, t.observed, *ref);
+        if (cp.passed) {
+          ++passed;
+        } else {
+          ++incorrect;
+          std::printf("[BAD]  %s: %s\n", t.kase.id.c_str(), cp.summary.c_str());
+        }
+      }
+    }
+    traces.push_back(std::move(t));
+    if ((i + 1) % 200 == 0) {
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::printf("  ... %zu / %zu cases (%.0f s)\n", i + 1, n, s);
+      std::fflush(stdout);
+    }
+  }
+  TraceWriteOptions wo;
+  wo.force = o.force;
+  write_traces(o.output, traces, wo);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("podcheck run: %zu cases in %.1f s: %ld ran, %ld not-supported, %ld failed to run", n, secs, ok,
+              unsupported, failed);
+  if (o.check)
+    std::printf("; interim check (kernels/host/parity.hpp): %ld passed, %ld incorrect", passed, incorrect);
+  std::printf("\ntrace written to %s (judge with: podcheck replay %s)\n", o.output.c_str(), o.output.c_str());
+  result.exit_code = (failed > 0 || incorrect > 0) ? 1 : 0;
+}
+#endif
+
+}  // namespace
+
 void add_run(CLI::App& app, CommandResult& result) {
-  auto* cmd = app.add_subcommand("run", "(not yet available)");
-  cmd->callback([&result] { throw UsageError("'run' is not available in this build yet"); });
+  auto o = std::make_shared<RunOpts>();
+  auto* cmd = app.add_subcommand("run", "Run cases through a GPU kernel and record a trace (GPU)");
+  cmd->add_option("--kernel", o->kernel, "built-in kernel name (default podcheck-cuda)");
+  cmd->add_option("--kernel-lib", o->kernel_lib, "shared library implementing the podcheck kernel ABI");
+  cmd->add_option("--tier", o->tier, "run a tier (quick, default, full, ...) or a sweep file");
+  cmd->add_option("--shard", o->shard, "k/n: only cases i with i % n == k (with --tier)");
+  cmd->add_option("--fixtures", o->fixtures, "run the cases of a fixture file")->check(CLI::ExistingFile);
+  cmd->add_option("--case", o->cases, "run these case ids");
+  cmd->add_option("--limit", o->limit, "run only the first N cases of the list");
+  cmd->add_option("--kv-chunk", o->kv_chunk, "force the split-KV chunk size (tokens, multiple of 32)");
+  cmd->add_option("-o,--output", o->output, "trace file to write")->required();
+  cmd->add_flag("--force", o->force, "overwrite the output file");
+  cmd->add_flag("--check", o->check, "also check each case against the reference (interim rel-L2 table)");
+  cmd->callback([o, &result] {
+#if PODCHECK_WITH_KERNELS
+    run_command(*o, result);
+#else
+    (void)result;
+    throw UsageError("'run' needs the CUDA kernels: this podcheck was built without nvcc (kernels/ not built)");
+#endif
+  });
 }
 
 }  // namespace podcheck::cli

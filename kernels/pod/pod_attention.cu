@@ -26,6 +26,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -587,7 +588,28 @@ std::string device_description() {
          std::to_string(prop.multiProcessorCount) + " SMs)";
 }
 
+std::string build_version() {
+#ifndef PODCHECK_KERNELS_GIT
+#define PODCHECK_KERNELS_GIT "unknown"
+#endif
+  return std::string(kKernelName) + " " + kKernelVersion + " (git " + PODCHECK_KERNELS_GIT + ")";
+}
+
 std::string driver_version() {
+  if (FILE* f = std::fopen("/proc/driver/nvidia/version", "r")) {
+    char line[512] = {0};
+    const bool ok = std::fgets(line, sizeof line, f) != nullptr;
+    std::fclose(f);
+    // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  ..."
+    if (ok)
+      if (const char* k = std::strstr(line, "Kernel Module")) {
+        const char* p = k + 13;
+        while (*p == ' ') ++p;
+        std::string v;
+        while (*p && *p != ' ' && *p != '\n') v += *p++;
+        if (!v.empty()) return v;
+      }
+  }
   int v = 0;
   CUDA_CHECK(cudaDriverGetVersion(&v));
   return "CUDA driver API " + std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);

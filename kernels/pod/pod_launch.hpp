@@ -31,8 +31,10 @@ class PreparedPod {
   std::unique_ptr<Impl> impl_;
 };
 
+// "podcheck-cuda v1 (git <describe>)": version recorded in trace provenance.
+std::string build_version();
 // "NVIDIA H200 (sm_90, 132 SMs)" for the current device.
 std::string device_description();
-std::string driver_version();
+std::string driver_version();  // NVIDIA driver version (e.g. "580.159.04") when readable, else the CUDA driver API version
 
 }  // namespace podcheck::kernels

@@ -39,7 +39,10 @@ SideSpec paged(std::vector<int> q, std::vector<int> l, MaskMode m = MaskMode::no
   s.mask = m;
   return s;
 }
-SideSpec decode(std::vector<int> l) { return paged(std::vector<int>(l.size(), 1), std::move(l)); }
+SideSpec decode(std::vector<int> l) {
+  std::vector<int> ones(l.size(), 1);
+  return paged(ones, l);
+}
 
 void check(const CaseSpec& spec, int kv_chunk = 0, bool expect_split = false) {
   const Case c = test::build_case(spec);
@@ -48,7 +51,9 @@ void check(const CaseSpec& spec, int kv_chunk = 0, bool expect_split = false) {
   REQUIRE(run.status == RunOutcome::Status::ok);
   REQUIRE(run.guards_ok);
   if (expect_split) CHECK(run.stats.merge_launched == 1);
-  const PodResult ref = reference_fast(c);
+  Semantics sem;
+  sem.lse_base = c.lse_base;
+  const PodResult ref = reference_fast(c, sem);
   const CaseParity cp = check_parity(c, run.outputs, ref);
   INFO(cp.summary);
   CHECK(cp.passed);
@@ -87,7 +92,7 @@ TEST_CASE("head dims 64/128/256 group sizes 1 4 32 (g > 16: all heads written)",
     }
 }
 
-TEST_CASE("batch POD: paged prefill page sizes 1/3/16 stacked KV causal with L < Q (empty rows)", "[gpu]") {
+TEST_CASE("batch POD: paged prefill page sizes 1/3/16 stacked KV causal with L < Q (empty rows)", "[gpu][sanitize]") {
   require_gpu();
   for (int ps : {1, 3, 16}) {
     CaseSpec s;
@@ -100,7 +105,7 @@ TEST_CASE("batch POD: paged prefill page sizes 1/3/16 stacked KV causal with L <
   }
 }
 
-TEST_CASE("sliding window (inclusive) non-causal and custom masks empty custom rows", "[gpu]") {
+TEST_CASE("sliding window (inclusive) non-causal and custom masks empty custom rows", "[gpu][sanitize]") {
   require_gpu();
   CaseSpec s;
   s.name = "window-causal";
@@ -143,7 +148,7 @@ TEST_CASE("fp8 e4m3 and e5m2 KV with q/k/v scales both 16-bit query dtypes", "[g
     }
 }
 
-TEST_CASE("split-KV partial states merged by LSE - natural-log LSE", "[gpu]") {
+TEST_CASE("split-KV partial states merged by LSE - natural-log LSE", "[gpu][sanitize]") {
   require_gpu();
   CaseSpec s;
   s.name = "split";

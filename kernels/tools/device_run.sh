@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: configure + build on the GPU machine, run the GPU tests, optionally podcheck run /
 # sanitizers / bench, everything logged under $OUT. Usage: kernels/tools/device_run.sh [steps...]
-# steps: tests | sanitize | run-quick | run-default | run-full-shard | bench   (default: tests)
+# steps: tests | sanitize | run-quick | run-default | run-full | golden | bench   (default: tests)
 set -u
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -13,7 +13,7 @@ log "configure"
 cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 > "$OUT/configure.log" 2>&1 \
   || { tail -30 "$OUT/configure.log"; exit 1; }
 TARGETS="kernels_tests"
-case " $STEPS " in *run-*|*bench*) TARGETS="$TARGETS podcheck";; esac
+case " $STEPS " in *run-*|*par-*|*bench*|*golden*|*sanitize*) TARGETS="$TARGETS podcheck";; esac
 log "build $TARGETS"
 cmake --build $B -j16 --target $TARGETS > "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" "$OUT/build.log" | head -40; exit 1; }
 for s in $STEPS; do
@@ -23,19 +23,47 @@ for s in $STEPS; do
       $B/kernels/kernels_tests > "$OUT/tests.log" 2>&1; echo "kernels_tests rc=$?" | tee -a "$OUT/summary.txt"
       tail -5 "$OUT/tests.log" | tee -a "$OUT/summary.txt";;
     sanitize)
+      head -6 kernels/tools/golden_ids.txt | sed 's/^/--case=/' > /tmp/san_ids.txt
       for tool in memcheck racecheck; do
         log "compute-sanitizer $tool"
         compute-sanitizer --tool $tool --error-exitcode 9 $B/kernels/kernels_tests "[sanitize]" > "$OUT/sanitize_$tool.log" 2>&1
-        echo "$tool rc=$?" | tee -a "$OUT/summary.txt"; tail -3 "$OUT/sanitize_$tool.log" | tee -a "$OUT/summary.txt"
+        echo "$tool kernels_tests[sanitize] rc=$?" | tee -a "$OUT/summary.txt"; tail -2 "$OUT/sanitize_$tool.log" | tee -a "$OUT/summary.txt"
+        compute-sanitizer --tool $tool --error-exitcode 9 $B/cli/podcheck run $(cat /tmp/san_ids.txt) -o /tmp/san.h5 --force > "$OUT/sanitize_run_$tool.log" 2>&1
+        echo "$tool podcheck run (6 tier cases) rc=$?" | tee -a "$OUT/summary.txt"; tail -3 "$OUT/sanitize_run_$tool.log" | tee -a "$OUT/summary.txt"
       done;;
-    run-quick|run-default)
-      t=${s#run-}; log "podcheck run tier $t"
-      $B/cli/podcheck run --kernel podcheck-cuda --tier $t -o "$OUT/trace_$t.h5" --check > "$OUT/run_$t.log" 2>&1
-      echo "run $t rc=$?" | tee -a "$OUT/summary.txt"; tail -4 "$OUT/run_$t.log" | tee -a "$OUT/summary.txt";;
-    run-full-shard)
-      log "podcheck run tier full shard"
-      $B/cli/podcheck run --kernel podcheck-cuda --tier full --shard ${FULL_SHARD:-0/20} --limit ${FULL_LIMIT:-2000} -o "$OUT/trace_full.h5" --check > "$OUT/run_full.log" 2>&1
-      echo "run full rc=$?" | tee -a "$OUT/summary.txt"; tail -4 "$OUT/run_full.log" | tee -a "$OUT/summary.txt";;
+    par-default-full)
+      # default tier in 4 shards + full tier shard 0/10 (= shards 0,10,20,30 of 40), 8 processes at once
+      mkdir -p /tmp/tr; pids=""
+      log "parallel runs: default (4 shards) + full shard 0/10"
+      for k in 0 1 2 3; do
+        OMP_NUM_THREADS=2 timeout ${RUN_TIMEOUT:-500} $B/cli/podcheck run --tier default --shard $k/4 -o /tmp/tr/default_$k.h5 --force --check > /tmp/tr/default_$k.log 2>&1 & pids="$pids $!"
+      done
+      for k in 0 10 20 30; do
+        OMP_NUM_THREADS=2 timeout ${RUN_TIMEOUT:-500} $B/cli/podcheck run --tier full --shard $k/40 -o /tmp/tr/full_$k.h5 --force --check > /tmp/tr/full_$k.log 2>&1 & pids="$pids $!"
+      done
+      for p in $pids; do wait $p; echo "pid $p rc=$?" >> "$OUT/summary.txt"; done
+      cat /tmp/tr/default_*.log > "$OUT/run_default.log"; cat /tmp/tr/full_*.log > "$OUT/run_full.log"
+      grep -h "podcheck run:.*cases in" /tmp/tr/*.log | tee -a "$OUT/summary.txt"
+      grep -h -E "^\[(BAD|FAIL)" /tmp/tr/*.log | head -8 | cut -c1-400 | tee -a "$OUT/summary.txt"
+      for f in /tmp/tr/default_0.h5 /tmp/tr/full_0.h5; do
+        log "podcheck replay $f"; timeout 120 $B/cli/podcheck replay $f -q --no-artifacts > "$OUT/replay_$(basename $f .h5).log" 2>&1
+        echo "replay rc=$?" | tee -a "$OUT/summary.txt"; tail -4 "$OUT/replay_$(basename $f .h5).log" | cut -c1-300 | tee -a "$OUT/summary.txt"
+      done;;
+    run-quick|run-default|run-full)
+      t=${s#run-}; mkdir -p /tmp/tr; extra=""
+      [ $t = full ] && extra="--shard ${FULL_SHARD:-0/10} --limit ${FULL_LIMIT:-2000}"
+      log "podcheck run tier $t $extra"
+      $B/cli/podcheck run --kernel podcheck-cuda --tier $t $extra -o /tmp/tr/$t.h5 --force --check > "$OUT/run_$t.log" 2>&1
+      echo "run $t rc=$?" | tee -a "$OUT/summary.txt"; tail -3 "$OUT/run_$t.log" | tee -a "$OUT/summary.txt"
+      grep -E "^\[(BAD|FAIL)" "$OUT/run_$t.log" | head -5 | cut -c1-400 | tee -a "$OUT/summary.txt"
+      log "podcheck replay $t"
+      $B/cli/podcheck replay /tmp/tr/$t.h5 -q --no-artifacts > "$OUT/replay_$t.log" 2>&1
+      echo "replay $t rc=$?" | tee -a "$OUT/summary.txt"; tail -6 "$OUT/replay_$t.log" | cut -c1-300 | tee -a "$OUT/summary.txt";;
+    golden)
+      log "golden traces"
+      ids=$(sed 's/^/--case=/' kernels/tools/golden_ids.txt | tr '\n' ' ')
+      $B/cli/podcheck run --kernel podcheck-cuda $ids -o "$OUT/podcheck_cuda_golden.h5" --force --check > "$OUT/golden.log" 2>&1
+      echo "golden rc=$?" | tee -a "$OUT/summary.txt"; tail -2 "$OUT/golden.log" | tee -a "$OUT/summary.txt"; ls -la "$OUT"/*.h5;;
     bench)
       log "bench kernel"
       $B/cli/podcheck bench kernel > "$OUT/bench.log" 2>&1; echo "bench rc=$?" | tee -a "$OUT/summary.txt"
