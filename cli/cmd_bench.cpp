@@ -1,11 +1,203 @@
-// podcheck bench: placeholder until its module lands.
+// podcheck bench reference: times the fast float64 reference on three POD-shaped problems and compares its
+// useful throughput (4*D FLOPs per visible (row, head, key)) with OpenBLAS dgemm measured in the same run on
+// the same threads. `bench kernel` (cli/cmd_bench_kernel.cpp) hangs under the same `bench` command.
 #include "cli/commands.hpp"
+#include "reference/reference.hpp"
+
+#include <cblas.h>
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+#include <omp.h>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <fstream>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
 
 namespace podcheck::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// bf16 tensor of uniform values with unit variance, from a counter-based hash (fast, same on any machine).
+Tensor random_bf16(std::vector<std::int64_t> shape, std::uint64_t seed) {
+  Tensor t = Tensor::zeros(DType::bfloat16, std::move(shape));
+  const std::int64_t n = t.numel();
+  auto* out = reinterpret_cast<std::uint16_t*>(t.bytes.data());
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::uint64_t z = (static_cast<std::uint64_t>(i) + seed * 0x9E3779B97F4A7C15ull) * 0xBF58476D1CE4E5B9ull;
+    z ^= z >> 31;
+    z *= 0x94D049BB133111EBull;
+    z ^= z >> 29;
+    const float u = static_cast<float>((static_cast<double>(z >> 11) / 9007199254740992.0 - 0.5) * 3.4641016151377544);
+    const std::uint32_t b = std::bit_cast<std::uint32_t>(u);
+    out[i] = static_cast<std::uint16_t>((b + 0x7FFFu + ((b >> 16) & 1u)) >> 16);  // round to nearest even
+  }
+  return t;
+}
+
+Case prefill_case(const std::string& name, std::int64_t len, int hq, int hkv) {
+  Case c;
+  c.id = name;
+  c.num_qo_heads = hq;
+  c.num_kv_heads = hkv;
+  c.head_dim = 128;
+  c.dtype_q = c.dtype_kv = c.dtype_o = DType::bfloat16;
+  Side s;
+  s.qo_indptr = {0, static_cast<std::int32_t>(len)};
+  s.q = random_bf16({len, hq, 128}, 1);
+  s.kv.k = random_bf16({len, hkv, 128}, 2);
+  s.kv.v = random_bf16({len, hkv, 128}, 3);
+  s.params.mask_mode = MaskMode::causal;
+  c.prefill = std::move(s);
+  return c;
+}
+
+Case decode_case(const std::string& name, int batch, std::int64_t kv_len, int hq, int hkv, int page_size) {
+  Case c;
+  c.id = name;
+  c.num_qo_heads = hq;
+  c.num_kv_heads = hkv;
+  c.head_dim = 128;
+  c.dtype_q = c.dtype_kv = c.dtype_o = DType::bfloat16;
+  Side s;
+  const std::int64_t pages_per = (kv_len + page_size - 1) / page_size;
+  const std::int64_t P = pages_per * batch;
+  for (int r = 0; r <= batch; ++r) s.qo_indptr.push_back(r);
+  s.q = random_bf16({batch, hq, 128}, 4);
+  s.kv.paged = true;
+  s.kv.kv_stacked = random_bf16({P, 2, page_size, hkv, 128}, 5);
+  PageTable& pt = s.kv.pages;
+  pt.page_size = page_size;
+  pt.indices.resize(static_cast<std::size_t>(P));
+  std::iota(pt.indices.begin(), pt.indices.end(), 0);
+  std::shuffle(pt.indices.begin(), pt.indices.end(), std::mt19937_64(6));
+  for (int r = 0; r <= batch; ++r) pt.indptr.push_back(static_cast<std::int32_t>(r * pages_per));
+  pt.last_page_len.assign(batch, static_cast<std::int32_t>(kv_len - (pages_per - 1) * page_size));
+  c.decode = std::move(s);
+  return c;
+}
+
+// OpenBLAS dgemm GFLOP/s for an n^3 product on `threads` threads (best of 3).
+double dgemm_gflops(int n, int threads) {
+  std::vector<double> a(static_cast<std::size_t>(n) * n), b(a.size()), c(a.size());
+  std::mt19937_64 rng(9);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (auto& x : a) x = u(rng);
+  for (auto& x : b) x = u(rng);
+  const int saved = openblas_get_num_threads();
+  openblas_set_num_threads(threads);
+  double best = 1e30;
+  for (int rep = 0; rep < 3; ++rep) {
+    auto t0 = Clock::now();
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c.data(), n);
+    best = std::min(best, seconds_since(t0));
+  }
+  openblas_set_num_threads(saved);
+  return 2.0 * n * n * static_cast<double>(n) / best / 1e9;
+}
+
+struct BenchRow {
+  std::string name;
+  double seconds, useful_gflops, dgemm_gflops, ratio;
+};
+
+void run_bench_reference(const std::string& json_path, bool quick, bool force) {
+  if (!json_path.empty() && std::filesystem::exists(json_path) && !force)
+    throw UsageError("refusing to overwrite '" + json_path + "' (use --force)");
+  const int threads = omp_get_max_threads();
+  std::fprintf(stderr, "bench reference: %d OpenMP threads; measuring dgemm...\n", threads);
+  const double dgemm = dgemm_gflops(quick ? 1024 : 2048, threads);
+  std::fprintf(stderr, "  dgemm %d^3: %.1f GFLOP/s\n", quick ? 1024 : 2048, dgemm);
+
+  struct Spec {
+    std::string name;
+    std::function<Case()> make;
+    SideKind side;
+  };
+  std::vector<Spec> specs;
+  specs.push_back({"prefill_2048x2048_causal_h32_kv8_d128", [] { return prefill_case("prefill_2048", 2048, 32, 8); },
+                   SideKind::prefill});
+  if (!quick)
+    specs.push_back({"prefill_12288x12288_causal_h8_kv8_d128",
+                     [] { return prefill_case("prefill_12288", 12288, 8, 8); }, SideKind::prefill});
+  specs.push_back({quick ? "decode_bs32_kv4096_h32_kv8_d128_ps16" : "decode_bs128_kv4096_h32_kv8_d128_ps16",
+                   [quick] { return decode_case("decode", quick ? 32 : 128, 4096, 32, 8, 16); }, SideKind::decode});
+
+  std::vector<BenchRow> rows;
+  for (const Spec& s : specs) {
+    std::fprintf(stderr, "  %s: building inputs...\n", s.name.c_str());
+    const Case c = s.make();
+    const double flops = useful_flops(c, s.side);
+    reference_fast_side(c, s.side);  // warm-up (page faults, decode tables)
+    double best = 1e30;
+    const int reps = quick ? 1 : 2;
+    for (int rep = 0; rep < reps; ++rep) {
+      auto t0 = Clock::now();
+      SideResult r = reference_fast_side(c, s.side);
+      best = std::min(best, seconds_since(t0));
+    }
+    const double gf = flops / best / 1e9;
+    rows.push_back({s.name, best, gf, dgemm, gf / dgemm});
+    std::fprintf(stderr, "  %s: %.3f s\n", s.name.c_str(), best);
+  }
+
+  fmt::print("{:<44} {:>10} {:>14} {:>14} {:>8}\n", "case", "seconds", "useful GFLOP/s", "dgemm GFLOP/s", "ratio");
+  for (const BenchRow& r : rows)
+    fmt::print("{:<44} {:>10.3f} {:>14.2f} {:>14.2f} {:>8.3f}\n", r.name, r.seconds, r.useful_gflops, r.dgemm_gflops,
+               r.ratio);
+  if (!json_path.empty()) {
+    nlohmann::json j;
+    j["threads"] = threads;
+    j["cases"] = nlohmann::json::array();
+    for (const BenchRow& r : rows)
+      j["cases"].push_back({{"name", r.name},
+                            {"seconds", r.seconds},
+                            {"useful_gflops", r.useful_gflops},
+                            {"dgemm_gflops", r.dgemm_gflops},
+                            {"ratio_to_dgemm", r.ratio}});
+    const std::string tmp = json_path + ".tmp";
+    {
+      std::ofstream f(tmp);
+      if (!f) throw UsageError("cannot write '" + tmp + "'");
+      f << j.dump(2) << "\n";
+      if (!f) throw UsageError("write to '" + tmp + "' failed");
+    }
+    std::filesystem::rename(tmp, json_path);
+  }
+}
+
+}  // namespace
 
 void add_bench(CLI::App& app, CommandResult& result) {
-  auto* cmd = app.add_subcommand("bench", "(not yet available)");
-  cmd->callback([&result] { throw UsageError("'bench' is not available in this build yet"); });
+  auto* bench = app.add_subcommand("bench", "Time the float64 reference or a kernel");
+  bench->require_subcommand(1);
+  auto* ref = bench->add_subcommand("reference", "Time the fast float64 reference against OpenBLAS dgemm");
+  struct Opts {
+    std::string json;
+    bool quick = false;
+    bool force = false;
+  };
+  auto opts = std::make_shared<Opts>();
+  ref->add_option("--json", opts->json, "Also write the results as JSON to FILE");
+  ref->add_flag("--quick", opts->quick, "Smaller problems (skips the 12288^2 prefill)");
+  ref->add_flag("--force", opts->force, "Overwrite an existing --json file");
+  ref->callback([opts, &result] {
+    run_bench_reference(opts->json, opts->quick, opts->force);
+    result.exit_code = 0;
+  });
+  add_bench_kernel(*bench, result);
 }
 
 }  // namespace podcheck::cli

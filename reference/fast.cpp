@@ -10,7 +10,8 @@
 //      P = exp(S - max) with its sum, then O = P V (cblas_dgemm) divided by the sum.
 // K and V are decoded (and RoPE-rotated) into contiguous double buffers: once per (request, kv head) when
 // that pair has enough blocks to keep every thread busy (blocks run in parallel and share the buffers), else
-// per pair inside one thread (pairs run in parallel). OpenBLAS runs single-threaded inside our OpenMP loops.
+// by each block, 256 keys at a time into cache-sized buffers (pairs run in parallel; this keeps decode from
+// streaming megabytes of doubles through memory). OpenBLAS runs single-threaded inside our OpenMP loops.
 #include "reference/reference.hpp"
 
 #include <cblas.h>
@@ -43,7 +44,7 @@ __attribute__((target_clones("avx2", "default"))) double exp_shifted(const doubl
 #pragma omp simd reduction(+ : sum)
   for (std::int64_t j = 0; j < n; ++j) {
     const double x = s[j] - m;
-    const double xc = x < -708.0 ? -708.0 : x;
+    const double xc = std::max(x, -708.0);
     const double t = xc * kLog2e + kShift;
     const double k = t - kShift;
     const double r = (xc - k * kLn2Hi) - k * kLn2Lo;
@@ -63,7 +64,8 @@ __attribute__((target_clones("avx2", "default"))) double exp_shifted(const doubl
     q = q * r + 1.0;
     const std::int64_t ki = std::bit_cast<std::int64_t>(t) - shift_bits;
     const double scale = std::bit_cast<double>(static_cast<std::uint64_t>(ki + 1023) << 52);
-    const double y = x < -708.0 ? 0.0 : q * scale;
+    const double keep = x >= -708.0 ? 1.0 : 0.0;
+    const double y = q * scale * keep;
     p[j] = y;
     sum += y;
   }
@@ -106,11 +108,33 @@ struct SideCtx {
   }
 
   double dec(const Tensor& t, const double* table, std::int64_t flat) const {
-    if (!table) return t.get(flat);
-    const std::size_t sz = dtype_size(t.dtype);
-    std::uint32_t b = t.bytes[flat * sz];
-    if (sz == 2) b |= static_cast<std::uint32_t>(t.bytes[flat * sz + 1]) << 8;
-    return table[b];
+    double v;
+    decode_run(t, table, flat, 1, &v);
+    return v;
+  }
+
+  // Decode n consecutive elements starting at flat into dst (table lookups for 8- and 16-bit floats).
+  static void decode_run(const Tensor& t, const double* table, std::int64_t flat, int n, double* dst) {
+    if (!table) {
+      for (int d = 0; d < n; ++d) dst[d] = t.get(flat + d);
+      return;
+    }
+    const std::uint8_t* base = t.bytes.data();
+    if (t.dtype == DType::bfloat16) {  // exact: bfloat16 is the top half of a float32
+      for (int d = 0; d < n; ++d) {
+        std::uint16_t b;
+        std::memcpy(&b, base + (flat + d) * 2, 2);
+        dst[d] = static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16));
+      }
+    } else if (dtype_size(t.dtype) == 2) {
+      for (int d = 0; d < n; ++d) {
+        std::uint16_t b;
+        std::memcpy(&b, base + (flat + d) * 2, 2);
+        dst[d] = table[b];
+      }
+    } else {
+      for (int d = 0; d < n; ++d) dst[d] = table[base[flat + d]];
+    }
   }
 
   void rotate(double* x, double pos) const {
@@ -135,18 +159,18 @@ struct SideCtx {
   }
 
   // Decode keys [j0, j1) of request r, kv head kvh into K, V (row-major [j1-j0, D]); RoPE on K.
+  // Either pointer may be null (that tensor is skipped).
   void gather(int r, int kvh, std::int64_t j0, std::int64_t j1, double* K, double* V) const {
     const Tensor& kt = s.kv.k_tensor();
     const Tensor& vt = s.kv.v_tensor();
     for (std::int64_t j = j0; j < j1; ++j) {
       const auto [page, slot] = physical(r, j);
-      const std::int64_t ko = s.kv.offset(false, page, slot, kvh);
-      const std::int64_t vo = s.kv.offset(true, page, slot, kvh);
-      double* kr = K + (j - j0) * D;
-      double* vr = V + (j - j0) * D;
-      for (int d = 0; d < D; ++d) kr[d] = dec(kt, k_table, ko + d);
-      for (int d = 0; d < D; ++d) vr[d] = dec(vt, v_table, vo + d);
-      if (rope) rotate(kr, static_cast<double>(j));
+      if (K) {
+        double* kr = K + (j - j0) * D;
+        decode_run(kt, k_table, s.kv.offset(false, page, slot, kvh), D, kr);
+        if (rope) rotate(kr, static_cast<double>(j));
+      }
+      if (V) decode_run(vt, v_table, s.kv.offset(true, page, slot, kvh), D, V + (j - j0) * D);
     }
   }
 
@@ -168,7 +192,10 @@ struct Workspace {
   std::vector<std::int64_t> lo, hi;
 };
 
-// One block: local rows [i0, i1) of request r, kv head kvh. K/V hold keys [kbase, kbase + n) of the request.
+constexpr std::int64_t kKeyChunk = 256;  // keys gathered at a time when K/V are not pre-gathered
+
+// One block: local rows [i0, i1) of request r, kv head kvh. K/V hold keys [kbase, kbase + n) of the request,
+// or are null: then the block gathers its keys itself, kKeyChunk at a time into cache-sized buffers.
 void run_block(const SideCtx& x, int r, int kvh, std::int64_t i0, std::int64_t i1, const double* K,
                const double* V, std::int64_t kbase, Workspace& ws, SideResult& res) {
   const std::int64_t Q = x.s.qo_len(r), L = x.s.kv_len(r);
@@ -209,14 +236,23 @@ void run_block(const SideCtx& x, int r, int kvh, std::int64_t i0, std::int64_t i
       const int h = x.head_of(kvh, hh);
       double* qr = &ws.q[((i - i0) * g + hh) * D];
       const std::int64_t flat = ((row0 + i) * x.H + h) * D;
-      for (int d = 0; d < D; ++d) qr[d] = x.dec(x.s.q, x.q_table, flat + d);
+      SideCtx::decode_run(x.s.q, x.q_table, flat, D, qr);
       if (x.rope) x.rotate(qr, static_cast<double>(pos));
     }
   }
-  const double* Kb = K + (jlo - kbase) * D;
-  const double* Vb = V + (jlo - kbase) * D;
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(M), static_cast<int>(nk), D, x.sm,
-              ws.q.data(), D, Kb, D, 0.0, ws.s.data(), static_cast<int>(nk));
+  const bool chunked = K == nullptr;
+  if (!chunked) {
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(M), static_cast<int>(nk), D, x.sm,
+                ws.q.data(), D, K + (jlo - kbase) * D, D, 0.0, ws.s.data(), static_cast<int>(nk));
+  } else {
+    ws.k.resize(kKeyChunk * D);
+    for (std::int64_t c0 = jlo; c0 < jhi; c0 += kKeyChunk) {
+      const std::int64_t c1 = std::min(jhi, c0 + kKeyChunk);
+      x.gather(r, kvh, c0, c1, ws.k.data(), nullptr);
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(M), static_cast<int>(c1 - c0), D, x.sm,
+                  ws.q.data(), D, ws.k.data(), D, 0.0, &ws.s[c0 - jlo], static_cast<int>(nk));
+    }
+  }
 
   const bool custom = x.p.mask_mode == MaskMode::custom;
   const double ninf = -std::numeric_limits<double>::infinity();
@@ -261,8 +297,18 @@ void run_block(const SideCtx& x, int r, int kvh, std::int64_t i0, std::int64_t i
     }
   }
   // Pass 3: O = P V, normalised.
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(M), D, static_cast<int>(nk), 1.0,
-              ws.s.data(), static_cast<int>(nk), Vb, D, 0.0, ws.o.data(), D);
+  if (!chunked) {
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(M), D, static_cast<int>(nk), 1.0,
+                ws.s.data(), static_cast<int>(nk), V + (jlo - kbase) * D, D, 0.0, ws.o.data(), D);
+  } else {
+    ws.v.resize(kKeyChunk * D);
+    for (std::int64_t c0 = jlo; c0 < jhi; c0 += kKeyChunk) {
+      const std::int64_t c1 = std::min(jhi, c0 + kKeyChunk);
+      x.gather(r, kvh, c0, c1, nullptr, ws.v.data());
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(M), D, static_cast<int>(c1 - c0), 1.0,
+                  &ws.s[c0 - jlo], static_cast<int>(nk), ws.v.data(), D, c0 == jlo ? 0.0 : 1.0, ws.o.data(), D);
+    }
+  }
   const double vs = x.sem.v_scale_in_output ? x.p.v_scale : 1.0;
   const double to_base = x.sem.lse_base == LseBase::base2 ? 1.0 / std::log(2.0) : 1.0;
   for (std::int64_t m = 0; m < M; ++m) {
@@ -338,52 +384,91 @@ SideResult reference_fast_side(const Case& c, SideKind kind, const Semantics& se
     }
   };
 
-  // Big pairs: gather the whole KV once (in parallel), then blocks in parallel.
-  std::vector<double> K, V;
-  for (const Pair& pr : big) {
-    const std::int64_t Q = sp->qo_len(pr.r);
-    const auto [lo, hi] = span(x, pr.r, 0, Q);
-    if (lo >= hi) {
-      Workspace ws;
-      guarded([&] { run_block(x, pr.r, pr.kvh, 0, Q, nullptr, nullptr, 0, ws, res); });
-      continue;
+  // Big pairs get their whole visible KV gathered once into shared buffers (in groups that fit a memory
+  // budget); then every block of every pair, and every small pair, is one task of a single dynamic loop,
+  // the costliest first. Two barriers per group, none per pair.
+  constexpr std::int64_t kGatherBudgetBytes = std::int64_t{1} << 30;
+  struct Task {
+    int pair;  // index into `big`, or -1: small pair `small_index`, run whole with chunked gathers
+    std::size_t small_index;
+    std::int64_t i0, i1;
+    double cost;
+  };
+  std::size_t next_big = 0;
+  bool small_done = false;
+  while (next_big < big.size() || !small_done) {
+    // This group's big pairs and their buffers.
+    std::vector<std::size_t> group;
+    std::vector<std::int64_t> lo_of, hi_of;
+    std::int64_t bytes = 0;
+    while (next_big < big.size()) {
+      const Pair& pr = big[next_big];
+      const auto [lo, hi] = span(x, pr.r, 0, sp->qo_len(pr.r));
+      const std::int64_t need = std::max<std::int64_t>(0, hi - lo) * x.D * 16;
+      if (!group.empty() && bytes + need > kGatherBudgetBytes) break;
+      bytes += need;
+      group.push_back(next_big++);
+      lo_of.push_back(lo);
+      hi_of.push_back(hi);
     }
-    K.resize((hi - lo) * x.D);
-    V.resize((hi - lo) * x.D);
-    const std::int64_t chunk = 64;
-    const std::int64_t nchunks = (hi - lo + chunk - 1) / chunk;
-#pragma omp parallel for schedule(static)
-    for (std::int64_t ch = 0; ch < nchunks; ++ch) {
-      const std::int64_t a = lo + ch * chunk, b = std::min(hi, a + chunk);
-      guarded([&] { x.gather(pr.r, pr.kvh, a, b, &K[(a - lo) * x.D], &V[(a - lo) * x.D]); });
+    std::vector<std::vector<double>> Kbuf(group.size()), Vbuf(group.size());
+    struct Chunk {
+      std::size_t g;
+      std::int64_t a, b;
+    };
+    std::vector<Chunk> chunks;
+    std::vector<Task> tasks;
+    for (std::size_t gi = 0; gi < group.size(); ++gi) {
+      const Pair& pr = big[group[gi]];
+      const std::int64_t Q = sp->qo_len(pr.r), L = sp->kv_len(pr.r);
+      const std::int64_t n = std::max<std::int64_t>(0, hi_of[gi] - lo_of[gi]);
+      Kbuf[gi].resize(n * x.D);
+      Vbuf[gi].resize(n * x.D);
+      for (std::int64_t a0 = lo_of[gi]; a0 < hi_of[gi]; a0 += 64)
+        chunks.push_back({gi, a0, std::min(hi_of[gi], a0 + 64)});
+      for (std::int64_t i0 = 0; i0 < Q; i0 += bq) {
+        const std::int64_t i1 = std::min(Q, i0 + bq);
+        const auto [a, b] = span(x, pr.r, i0, i1);
+        tasks.push_back({static_cast<int>(gi), 0, i0, i1, static_cast<double>(i1 - i0) * std::max<std::int64_t>(1, b - a)});
+      }
+      (void)L;
     }
-    const std::int64_t nblocks = (Q + bq - 1) / bq;
+    if (next_big >= big.size()) {
+      for (std::size_t t = 0; t < small.size(); ++t) {
+        const Pair& pr = small[t];
+        const auto [a, b] = span(x, pr.r, 0, sp->qo_len(pr.r));
+        tasks.push_back({-1, t, 0, sp->qo_len(pr.r),
+                         static_cast<double>(sp->qo_len(pr.r)) * std::max<std::int64_t>(1, b - a)});
+      }
+      small_done = true;
+    }
+    std::stable_sort(tasks.begin(), tasks.end(), [](const Task& u, const Task& v) { return u.cost > v.cost; });
 #pragma omp parallel
     {
+#pragma omp for schedule(dynamic, 4)
+      for (std::size_t ci = 0; ci < chunks.size(); ++ci) {
+        const Chunk& ch = chunks[ci];
+        const Pair& pr = big[group[ch.g]];
+        const std::int64_t off = (ch.a - lo_of[ch.g]) * x.D;
+        guarded([&] { x.gather(pr.r, pr.kvh, ch.a, ch.b, &Kbuf[ch.g][off], &Vbuf[ch.g][off]); });
+      }
       Workspace ws;
-      // Later blocks see more keys under a causal mask: hand them out first.
 #pragma omp for schedule(dynamic, 1)
-      for (std::int64_t b = nblocks - 1; b >= 0; --b)
-        guarded([&] { run_block(x, pr.r, pr.kvh, b * bq, std::min(Q, (b + 1) * bq), K.data(), V.data(), lo, ws, res); });
-    }
-  }
-  // Small pairs: one pair per task, KV gathered by the thread that runs it.
-#pragma omp parallel
-  {
-    Workspace ws;
-#pragma omp for schedule(dynamic, 1)
-    for (std::size_t t = 0; t < small.size(); ++t) {
-      guarded([&] {
-        const Pair& pr = small[t];
-        const std::int64_t Q = sp->qo_len(pr.r);
-        const auto [lo, hi] = span(x, pr.r, 0, Q);
-        const std::int64_t n = std::max<std::int64_t>(0, hi - lo);
-        ws.k.resize(n * x.D);
-        ws.v.resize(n * x.D);
-        if (n > 0) x.gather(pr.r, pr.kvh, lo, hi, ws.k.data(), ws.v.data());
-        for (std::int64_t i0 = 0; i0 < Q; i0 += bq)
-          run_block(x, pr.r, pr.kvh, i0, std::min(Q, i0 + bq), ws.k.data(), ws.v.data(), lo, ws, res);
-      });
+      for (std::size_t ti = 0; ti < tasks.size(); ++ti) {
+        const Task& t = tasks[ti];
+        guarded([&] {
+          if (t.pair >= 0) {
+            const Pair& pr = big[group[t.pair]];
+            const bool any = hi_of[t.pair] > lo_of[t.pair];
+            run_block(x, pr.r, pr.kvh, t.i0, t.i1, any ? Kbuf[t.pair].data() : nullptr,
+                      any ? Vbuf[t.pair].data() : nullptr, lo_of[t.pair], ws, res);
+          } else {
+            const Pair& pr = small[t.small_index];
+            for (std::int64_t i0 = t.i0; i0 < t.i1; i0 += bq)
+              run_block(x, pr.r, pr.kvh, i0, std::min(t.i1, i0 + bq), nullptr, nullptr, 0, ws, res);
+          }
+        });
+      }
     }
   }
   if (!error.empty()) throw InvalidCase(error);
