@@ -3,6 +3,7 @@
 #include "traces/trace_io.hpp"
 
 #include "fixtures/h5/case_group.hpp"
+#include "reference/reference.hpp"
 
 #include <algorithm>
 
@@ -48,7 +49,7 @@ std::string check_observed(const Case& c, const ObservedSpec& s, const Tensor& t
   return {};
 }
 
-void write_trace(const h5::Node& cases, const Trace& t, const h5::TensorWriteOptions& o) {
+h5::Node write_trace(const h5::Node& cases, const Trace& t, const h5::TensorWriteOptions& o) {
   h5::Node g = ff::write_case(cases, t.kase, ff::kTraceFormat, o);
   h5::Node obs = h5::create_group(g, "observed");
   for (const ObservedSpec& s : kObserved) {
@@ -77,6 +78,7 @@ void write_trace(const h5::Node& cases, const Trace& t, const h5::TensorWriteOpt
     h5::write_attr(x, "diagnosis", e.diagnosis);
     h5::write_attr(x, "reason", e.reason);
   }
+  return g;
 }
 
 std::string opt_string(const h5::Node& n, const std::string& name) {
@@ -153,13 +155,19 @@ h5::Node open_trace_file(const std::string& path) {
 }  // namespace
 
 void write_traces(const std::string& path, const std::vector<Trace>& traces, const TraceWriteOptions& options) {
-  if (options.with_reference)
-    throw FormatError("write_traces '" + path + "': with_reference is not available yet (write a fixture instead)");
   ff::translate_h5_errors(path, [&] {
     ff::NewFile file(path, ff::kTraceFormat, options.force);
     h5::TensorWriteOptions o;
     o.gzip_level = options.gzip_level;
-    for (const Trace& t : traces) write_trace(file.cases, t, o);
+    for (const Trace& t : traces) {
+      h5::Node g = write_trace(file.cases, t, o);
+      if (options.with_reference) {
+        // intended semantics, LSE in the case's base (what a fixture of the same case holds)
+        Semantics sem;
+        sem.lse_base = t.kase.lse_base;
+        ff::write_reference(g, reference_fast(t.kase, sem), DType::float64, o);
+      }
+    }
     file.writer.commit();
     return 0;
   });

@@ -12,7 +12,7 @@ namespace podcheck {
 
 struct TraceWriteOptions {
   bool force = false;
-  bool with_reference = false;  // also store reference outputs (makes the trace a full fixture); not yet
+  bool with_reference = false;  // also store reference_fast outputs (float64, intended semantics)
   int gzip_level = 4;           // gzip level for large datasets (shuffle on); golden traces use 9
 };
 

@@ -130,3 +130,23 @@ TEST_CASE("the h5py example in docs/FORMAT.md writes a trace the reader accepts"
   CHECK(t.observed.lse_p.has_value());
   CHECK(t.provenance.kernel_name == "my-kernel");
 }
+
+TEST_CASE("a trace written with its reference reads as a fixture too", "[traces]") {
+  TempDir tmp;
+  std::string path = tmp.path("with_ref.h5");
+  Trace t = small_trace();
+  TraceWriteOptions o;
+  o.with_reference = true;
+  write_traces(path, {t}, o);
+  Fixture f = read_fixture(path, t.kase.id);
+  REQUIRE(f.reference.has_value());
+  REQUIRE(f.reference->prefill.has_value());
+  REQUIRE(f.reference->decode.has_value());
+  CHECK(f.reference->prefill->out.size() == 5u * 4 * 8);
+  CHECK(f.reference->decode->lse.size() == 3u * 4);
+  // the first causal row sees exactly one key (kv 7, qo 5: keys 0..2), so its output is not all zero
+  double norm = 0;
+  for (double x : f.reference->prefill->out) norm += x * x;
+  CHECK(norm > 0);
+  CHECK(read_trace(path, t.kase.id).observed.out_p->bytes == t.observed.out_p->bytes);
+}
