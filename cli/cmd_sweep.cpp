@@ -50,12 +50,15 @@ void print_axes(const SweepOptions& o) {
     throw UsageError(e.what());
   }
   const Expansion ex = expand_tier(t);
-  double gflop = 0;
-  for (const auto& s : ex.specs) gflop += spec_flops(s) * 1e-9;
+  double gflop = 0, gbytes = 0;
+  for (const auto& s : ex.specs) {
+    gflop += spec_flops(s) * 1e-9;
+    gbytes += static_cast<double>(spec_input_bytes(s)) * 1e-9;
+  }
   fmt::print("tier {}: {}\n", t.name, t.purpose);
-  fmt::print("{} cases ({} in the block products, {} duplicates, {} excluded), ~{:.1f} GFLOP of attention\n\n",
-             ex.specs.size(), ex.product_total, ex.duplicates, ex.product_total - ex.duplicates - ex.specs.size(),
-             gflop);
+  fmt::print("{} cases ({} in the block products, {} duplicates, {} excluded)\n", ex.specs.size(), ex.product_total,
+             ex.duplicates, ex.product_total - ex.duplicates - ex.specs.size());
+  fmt::print("~{:.1f} GFLOP of attention (masks ignored), ~{:.2f} GB of inputs\n\n", gflop, gbytes);
   for (std::size_t b = 0; b < t.blocks.size(); ++b) {
     const SweepBlock& blk = t.blocks[b];
     fmt::print("block {}: {} ({} combinations, {} new cases)\n", blk.name, blk.purpose, blk.product_size(),
