@@ -165,7 +165,7 @@ CaseResult judge(const Case& c, const KernelOutputs& observed, const JudgeOption
     if (opt.policy == Policy::calibrated && needed) {
       try {
         const SideResult emu = emulate_side(pcase, sk, pc->semantics);
-        envelopes[sk] = make_envelope(*rs, emu);
+        envelopes[sk] = make_envelope(pcase, sk, *rs, emu);
         env = &envelopes[sk];
       } catch (const std::invalid_argument& e) {
         res.status = Status::not_supported;
