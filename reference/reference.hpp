@@ -64,6 +64,11 @@ void reference_naive_row(const Case& c, SideKind side, std::int64_t row, int hea
 SideResult reference_naive_side(const Case& c, SideKind side, const Semantics& sem = {});
 PodResult reference_naive(const Case& c, const Semantics& sem = {});
 
+// Agreement the reference guarantees about itself (reference/README.md), checked by reference_tests and by
+// `podcheck selfcheck`: fast vs naive in double, and naive double vs naive in 50-digit arithmetic.
+inline constexpr double kFastVsNaiveBound = 1e-12;
+inline constexpr double kDoubleVsMultiprecisionBound = 1e-14;
+
 // Largest relative disagreement between two results of one side (same shape): per (row, head) the max-norm
 // of the output difference over the max-norm of b's output, and |lse_a - lse_b| / max(1, |lse_b|); an empty
 // row must be empty in both (0 / -inf), else the result is +inf. Used by selfcheck and the tests.

@@ -15,8 +15,8 @@ using podcheck::testing::random_case;
 namespace {
 
 // Reference-vs-reference agreement bounds (the contract in reference/README.md), not kernel tolerances.
-constexpr double kFastVsNaive = 1e-12;
-constexpr double kDoubleVsMultiprecision = 1e-14;
+constexpr double kFastVsNaive = kFastVsNaiveBound;
+constexpr double kDoubleVsMultiprecision = kDoubleVsMultiprecisionBound;
 
 }  // namespace
 
