@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 namespace podcheck::validation {
@@ -54,6 +55,39 @@ std::vector<Profile> profiles_for(const Trace& t, const JobOptions& o) {
   return out;
 }
 
+namespace {
+
+// Reproduce command and failure artifact for a judged trace.
+void finish_failure(CaseResult& r, const Trace& t, const std::string& file, Profile profile, const JobHooks& hooks,
+                    const JobOptions& o) {
+  r.reproduce.clear();
+  r.artifact.clear();
+  if (r.verdict != Verdict::fail) return;
+  r.reproduce = reproduce_command(file, t.kase.id, profile, o.policy);
+  if (!o.artifacts || !hooks.write_failure || r.status == Status::invalid_case) return;
+  try {
+    fs::create_directories(o.artifacts_dir);
+    const std::string path = (fs::path(o.artifacts_dir) / (file_stem_for(t.kase.id, profile) + ".h5")).string();
+    hooks.write_failure(path, t);
+    r.artifact = path;
+    write_text_file(path + ".json", case_json(r).dump(2) + "\n", true);
+  } catch (const std::exception& e) {
+    r.artifact = std::string("(not written: ") + e.what() + ")";
+  }
+}
+
+// A profile that changes nothing for this case (apply_profile left no note) judges it as intended does.
+bool profile_changes_nothing(Profile p, const Case& c) {
+  if (p == Profile::intended) return true;
+  try {
+    return apply_profile(p, c).notes.empty();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+}  // namespace
+
 CaseResult replay_one(const Trace& t, const std::string& file, Profile profile, const JobHooks& hooks,
                       const JobOptions& o) {
   JudgeOptions jo;
@@ -62,20 +96,7 @@ CaseResult replay_one(const Trace& t, const std::string& file, Profile profile, 
   CaseResult r = judge(t.kase, t.observed, jo);
   r.source = file;
   apply_expectations(r, t.expected);
-  if (r.verdict == Verdict::fail) {
-    r.reproduce = reproduce_command(file, t.kase.id, profile, o.policy);
-    if (o.artifacts && hooks.write_failure && r.status != Status::invalid_case) {
-      try {
-        fs::create_directories(o.artifacts_dir);
-        const std::string path = (fs::path(o.artifacts_dir) / (file_stem_for(t.kase.id, profile) + ".h5")).string();
-        hooks.write_failure(path, t);
-        r.artifact = path;
-        write_text_file(path + ".json", case_json(r).dump(2) + "\n", true);
-      } catch (const std::exception& e) {
-        r.artifact = std::string("(not written: ") + e.what() + ")";
-      }
-    }
-  }
+  finish_failure(r, t, file, profile, hooks, o);
   return r;
 }
 
@@ -103,8 +124,29 @@ std::vector<CaseResult> replay_files(const std::vector<std::string>& files, cons
                                             files.size() == 1 ? files[0] : std::to_string(files.size()) + " files"));
   std::vector<CaseResult> out;
   int done = 0;
+  // Profiles that change nothing for a trace share one judgment (re-labelled, expectations re-applied).
+  std::optional<std::pair<const Trace*, CaseResult>> plain;
   for (const Item& it : items) {
-    out.push_back(replay_one(loaded[it.file][it.trace], files[it.file], it.profile, hooks, o));
+    const Trace& t = loaded[it.file][it.trace];
+    const bool same_as_intended = profile_changes_nothing(it.profile, t.kase);
+    if (!(same_as_intended && plain && plain->first == &t)) {
+      JudgeOptions jo;
+      jo.policy = o.policy;
+      jo.profile = it.profile;
+      CaseResult judged = judge(t.kase, t.observed, jo);
+      judged.source = files[it.file];
+      if (same_as_intended) plain.emplace(&t, judged);
+      CaseResult r = std::move(judged);
+      apply_expectations(r, t.expected);
+      finish_failure(r, t, files[it.file], it.profile, hooks, o);
+      out.push_back(std::move(r));
+    } else {
+      CaseResult r = plain->second;  // as judged, before any expectation
+      r.profile = std::string(profile_name(it.profile));
+      apply_expectations(r, t.expected);
+      finish_failure(r, t, files[it.file], it.profile, hooks, o);
+      out.push_back(std::move(r));
+    }
     ++done;
     if (o.progress) o.progress(out.back(), done, static_cast<int>(items.size()));
   }
