@@ -89,9 +89,6 @@ int run_selfcheck(const Opts& o) {
   }
   std::size_t width = 4;
   for (const auto& id : ids) width = std::max(width, id.size());
-  fmt::print("{:<{}}  {:>12}  {:>12}  {}\n", "case", width, "fast/naive", "naive/mp50", "verdict");
-  std::fflush(stdout);
-
   const auto t0 = std::chrono::steady_clock::now();
   auto last_progress = t0;
   int passed = 0, failed = 0, mp_rows = 0;
@@ -104,6 +101,7 @@ int run_selfcheck(const Opts& o) {
     } catch (const std::exception& e) {
       throw UsageError("selfcheck: case '" + ids[n] + "': " + e.what());
     }
+    if (n == 0) fmt::print("{:<{}}  {:>12}  {:>12}  {}\n", "case", width, "fast/naive", "naive/mp50", "verdict");
     CaseCheck r;
     try {
       r = check_case(c);
