@@ -33,7 +33,12 @@ constexpr int kTargetM = 128;  // rows (query rows x group) of one block
 // exp(s[j] - m) for j < n into p, returns the sum. Vectorisable: Cody-Waite reduction to |r| <= ln2/2 and a
 // degree-13 Taylor polynomial (truncation < 1e-17), scaled by 2^k built from the rounding constant's bits.
 // Arguments below -708 (including -inf, the masked sentinel) give 0.
-__attribute__((target_clones("avx2", "default"))) double exp_shifted(const double* s, double m, double* p,
+#if defined(__x86_64__) && defined(__GNUC__)
+#define PODCHECK_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define PODCHECK_VECTOR_CLONES
+#endif
+PODCHECK_VECTOR_CLONES double exp_shifted(const double* s, double m, double* p,
                                                                       std::int64_t n) {
   constexpr double kLog2e = 1.4426950408889634;
   constexpr double kLn2Hi = 6.93147180369123816490e-01;
