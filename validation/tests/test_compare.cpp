@@ -8,6 +8,8 @@
 #include "validation/tests/helpers.hpp"
 
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 using namespace podcheck;
@@ -311,5 +313,15 @@ TEST_CASE("profiles: ALiBi + soft cap double sm_scale; POD ignoring RoPE", "[val
     const CaseResult pod = run(asked, obs, Policy::calibrated, Profile::flashinfer_pod);
     CHECK(pod.status == Status::passed);
     CHECK(!pod.profile_notes.empty());
+  }
+}
+
+TEST_CASE("docs/TOLERANCES.md mirrors every row of the tolerance table", "[validation]") {
+  std::ifstream in(std::string(PODCHECK_SOURCE_DIR) + "/docs/TOLERANCES.md");
+  REQUIRE(in);
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const auto& row : tolerance_table()) {
+    CAPTURE(row.key);
+    CHECK(doc.find("`" + std::string(row.key) + "`") != std::string::npos);
   }
 }
