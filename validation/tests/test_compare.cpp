@@ -8,7 +8,9 @@
 #include "validation/tests/helpers.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <unistd.h>
 #include <iterator>
 #include <string>
 
@@ -324,4 +326,54 @@ TEST_CASE("docs/TOLERANCES.md mirrors every row of the tolerance table", "[valid
     CAPTURE(row.key);
     CHECK(doc.find("`" + std::string(row.key) + "`") != std::string::npos);
   }
+}
+
+TEST_CASE("reports: JSON summary and cases, JUnit failure/skip elements, merge of shards", "[validation][report]") {
+  const Case c = make_pod(PodSpec{});
+  CaseResult good = run(c, rounded_reference(c));
+  auto bad_obs = rounded_reference(c);
+  bad_obs.out_d->set(3, bad_obs.out_d->get(3) + 1.0);
+  CaseResult bad = run(c, bad_obs);
+  bad.reproduce = "podcheck replay 'x.h5' --case 'test' --profile intended";
+  CaseResult skipped = run(c, KernelOutputs{});
+  const Summary s1 = summarize({good, bad}, 1.0), s2 = summarize({skipped}, 2.0);
+  CHECK(s1.ok == 1);
+  CHECK(s1.failed == 1);
+  CHECK(s1.exit_code() == 1);
+  const auto j1 = report_json({good, bad}, s1), j2 = report_json({skipped}, s2);
+  CHECK(j1["summary"]["passed"] == 1);
+  CHECK(j1["summary"]["incorrect"] == 1);
+  REQUIRE(j1["cases"].size() == 2);
+  CHECK(j1["cases"][1]["status"] == "incorrect");
+  CHECK(j1["cases"][1]["worst"]["tensor"] == "out_d");
+  CHECK(j1["cases"][1]["metrics"]["out_d"]["over_tol"] == 1);
+  CHECK(j1["cases"][1]["diagnosis"].size() >= 1);
+
+  std::vector<nlohmann::json> cases(j1["cases"].begin(), j1["cases"].end());
+  const std::string xml = junit_xml(cases, s1);
+  CHECK(xml.find("<failure") != std::string::npos);
+  CHECK(xml.find("tests=\"2\"") != std::string::npos);
+
+  const auto dir = std::filesystem::temp_directory_path() / ("podcheck_report_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string a = (dir / "a.json").string(), b = (dir / "b.json").string();
+  write_text_file(a, j1.dump(), true);
+  write_text_file(b, j2.dump(), true);
+  CHECK_THROWS(write_text_file(a, "{}", false));  // never replaced without force
+  const auto merged = merge_reports({a, b});
+  CHECK(merged["cases"].size() == 3);
+  CHECK(merged["summary"]["ok"] == 1);
+  CHECK(merged["summary"]["failed"] == 1);
+  CHECK(merged["summary"]["skip"] == 1);
+  std::vector<nlohmann::json> mc(merged["cases"].begin(), merged["cases"].end());
+  CHECK(junit_xml(mc, summary_from_json_cases(merged["cases"])).find("<skipped") != std::string::npos);
+  write_text_file((dir / "bad.json").string(), "not json", true);
+  std::string err;
+  try {
+    merge_reports({(dir / "bad.json").string()});
+  } catch (const std::exception& e) {
+    err = e.what();
+  }
+  CHECK(err.find("bad.json") != std::string::npos);
+  std::filesystem::remove_all(dir);
 }
