@@ -21,6 +21,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <string>
 #include <vector>
@@ -379,13 +380,13 @@ SideResult reference_fast_side(const Case& c, SideKind kind, const Semantics& se
       (nblocks >= 2 * nthreads ? big : small).push_back({r, kvh});
   }
   // Exceptions must not leave an OpenMP region: record the first one and rethrow after.
-  std::string error;
+  std::exception_ptr error;
   auto guarded = [&error](auto&& fn) {
     try {
       fn();
-    } catch (const std::exception& e) {
+    } catch (...) {
 #pragma omp critical(podcheck_fast_error)
-      if (error.empty()) error = e.what();
+      if (!error) error = std::current_exception();
     }
   };
 
@@ -476,7 +477,7 @@ SideResult reference_fast_side(const Case& c, SideKind kind, const Semantics& se
       }
     }
   }
-  if (!error.empty()) throw InvalidCase(error);
+  if (error) std::rethrow_exception(error);
   return res;
 }
 
