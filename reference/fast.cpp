@@ -292,7 +292,9 @@ void run_block(const SideCtx& x, int r, int kvh, std::int64_t i0, std::int64_t i
       }
     }
     double mx = ninf;
-    for (std::int64_t j = lo; j < hi; ++j) mx = std::max(mx, srow[j - jlo]);
+    const double* vis = srow + (lo - jlo);
+#pragma omp simd reduction(max : mx)
+    for (std::int64_t j = 0; j < hi - lo; ++j) mx = vis[j] > mx ? vis[j] : mx;
     rowmax[m] = mx;
     // Pass 2: exponentials and their sum (masked entries become 0).
     if (mx == ninf) {
