@@ -80,7 +80,7 @@ void print_case(std::FILE* out, const CaseResult& r) {
 std::string summary_line(std::string_view command, const Summary& s) {
   std::string line = fmt::format("{}: {} passed, {} xfail, {} failed, {} skipped in {:.0f} s", command, s.ok, s.xfail,
                                  s.failed, s.skip, s.seconds);
-  if (s.ok + s.xfail == 0 && s.total() > 0) line += " (nothing was judged: not a success)";
+  if (s.ok + s.xfail == 0 && s.failed == 0 && s.total() > 0) line += " (nothing was judged: not a success)";
   if (s.total() == 0) line += " (no cases: not a success)";
   return line;
 }
