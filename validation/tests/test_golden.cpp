@@ -136,6 +136,24 @@ TEST_CASE("golden POD case asking for options POD ignores: judged per profile", 
     CHECK(intended.status == Status::incorrect);
     CHECK(mentions(intended, "prefill: soft cap not applied"));
   }
+  SECTION("a custom mask on the decode side") {
+    Case asked = good.kase;
+    Side& d = *asked.decode;
+    d.params.mask_mode = MaskMode::custom;
+    d.params.custom_mask_indptr = {0};
+    for (int r = 0; r < d.num_requests(); ++r) {
+      const std::int64_t L = d.kv_len(r);
+      std::vector<std::uint8_t> bytes(static_cast<std::size_t>((L + 7) / 8), 0xFF);
+      if (L > 1) bytes[0] &= 0xFE;  // hide key 0 from every request that has more than one key
+      d.params.custom_mask.insert(d.params.custom_mask.end(), bytes.begin(), bytes.end());
+      d.params.custom_mask_indptr.push_back(static_cast<std::int64_t>(d.params.custom_mask.size()));
+    }
+    CHECK(run(asked, good.observed, Profile::flashinfer_pod).status == Status::passed);
+    const CaseResult intended = run(asked, good.observed, Profile::intended);
+    CAPTURE(text(intended));
+    CHECK(intended.status == Status::incorrect);
+    CHECK(mentions(intended, "decode: custom mask ignored"));
+  }
   SECTION("a profile never excuses unwritten elements") {
     Case asked = good.kase;
     asked.prefill->params.pos_encoding = PosEncoding::rope_llama;
