@@ -181,9 +181,10 @@ void run_command(const RunOpts& o, CommandResult& result) {
       }
     }
     traces.push_back(std::move(t));
-    if ((i + 1) % 200 == 0) {
+    if ((i + 1) % 50 == 0) {
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      std::printf("  ... %zu / %zu cases (%.0f s)\n", i + 1, n, s);
+      std::printf("  ... %zu / %zu cases (%.0f s): %ld ran, %ld not-supported, %ld failed; checked %ld passed, %ld incorrect\n",
+                  i + 1, n, s, ok, unsupported, failed, passed, incorrect);
       std::fflush(stdout);
     }
   }

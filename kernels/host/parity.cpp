@@ -45,7 +45,8 @@ SideParity check_side(const Case& c, SideKind kind, const KernelOutputs& obs, co
       } else if (!std::isfinite(ol)) {
         ++sp.nonfinite;
       } else {
-        sp.lse_max_abs = std::max(sp.lse_max_abs, std::abs(ol - rl));
+        // fp32 logits carry a relative error, so the bound grows with |LSE| (large logits, outlier inputs).
+        sp.lse_max_abs = std::max(sp.lse_max_abs, std::abs(ol - rl) / (1.0 + std::abs(rl) / 16.0));
       }
       for (int d = 0; d < D; ++d) {
         const std::int64_t f = e * D + d;
@@ -62,7 +63,7 @@ SideParity check_side(const Case& c, SideKind kind, const KernelOutputs& obs, co
   sp.out_rel_l2 = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
   sp.passed = sp.unwritten == 0 && sp.nonfinite == 0 && sp.empty_rows_bad == 0 && sp.out_rel_l2 <= tol.out_rel_l2 &&
               sp.lse_max_abs <= tol.lse_abs;
-  std::snprintf(buf, sizeof buf, "%s: rel_l2 %.2e (tol %.0e) lse_abs %.2e (tol %.0e) unwritten %lld nonfinite %lld empty_bad %lld",
+  std::snprintf(buf, sizeof buf, "%s: rel_l2 %.2e (tol %.0e) lse_err %.2e (tol %.0e x (1+|lse|/16)) unwritten %lld nonfinite %lld empty_bad %lld",
                 nm, sp.out_rel_l2, tol.out_rel_l2, sp.lse_max_abs, tol.lse_abs, sp.unwritten, sp.nonfinite,
                 sp.empty_rows_bad);
   sp.summary = buf;

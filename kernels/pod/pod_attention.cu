@@ -26,6 +26,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cctype>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -600,15 +601,19 @@ std::string driver_version() {
     char line[512] = {0};
     const bool ok = std::fgets(line, sizeof line, f) != nullptr;
     std::fclose(f);
-    // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  ..."
-    if (ok)
-      if (const char* k = std::strstr(line, "Kernel Module")) {
-        const char* p = k + 13;
-        while (*p == ' ') ++p;
-        std::string v;
-        while (*p && *p != ' ' && *p != '\n') v += *p++;
-        if (!v.empty()) return v;
+    // "NVRM version: NVIDIA UNIX [Open ]Kernel Module [for x86_64]  580.159.04  ...": first d+.d+ token
+    if (ok) {
+      const char* p = line;
+      while (*p) {
+        while (*p == ' ' || *p == '\t') ++p;
+        const char* b = p;
+        while (*p && *p != ' ' && *p != '\t' && *p != '\n') ++p;
+        const std::string tok(b, p);
+        if (!tok.empty() && std::isdigit(static_cast<unsigned char>(tok[0])) && tok.find('.') != std::string::npos)
+          return tok;
+        if (*p == '\n') break;
       }
+    }
   }
   int v = 0;
   CUDA_CHECK(cudaDriverGetVersion(&v));

@@ -32,23 +32,20 @@ for s in $STEPS; do
         echo "$tool podcheck run (6 tier cases) rc=$?" | tee -a "$OUT/summary.txt"; tail -3 "$OUT/sanitize_run_$tool.log" | tee -a "$OUT/summary.txt"
       done;;
     par-default-full)
-      # default tier in 4 shards + full tier shard 0/10 (= shards 0,10,20,30 of 40), 8 processes at once
+      # default tier in 10 shards + full tier shard 0/10 (= shards 0,10,..,50 of 60): 16 processes at once,
+      # each stopped after RUN_TIMEOUT s (its last progress line then gives the partial counts)
       mkdir -p /tmp/tr; pids=""
-      log "parallel runs: default (4 shards) + full shard 0/10"
-      for k in 0 1 2 3; do
-        OMP_NUM_THREADS=2 timeout ${RUN_TIMEOUT:-500} $B/cli/podcheck run --tier default --shard $k/4 -o /tmp/tr/default_$k.h5 --force --check > /tmp/tr/default_$k.log 2>&1 & pids="$pids $!"
+      log "parallel runs: default (10 shards) + full shard 0/10 (6 sub-shards)"
+      for k in 0 1 2 3 4 5 6 7 8 9; do
+        OMP_NUM_THREADS=1 timeout ${RUN_TIMEOUT:-400} $B/cli/podcheck run --tier default --shard $k/10 -o /tmp/tr/default_$k.h5 --force --check > /tmp/tr/default_$k.log 2>&1 & pids="$pids $!"
       done
-      for k in 0 10 20 30; do
-        OMP_NUM_THREADS=2 timeout ${RUN_TIMEOUT:-500} $B/cli/podcheck run --tier full --shard $k/40 -o /tmp/tr/full_$k.h5 --force --check > /tmp/tr/full_$k.log 2>&1 & pids="$pids $!"
+      for k in 0 10 20 30 40 50; do
+        OMP_NUM_THREADS=1 timeout ${RUN_TIMEOUT:-400} $B/cli/podcheck run --tier full --shard $k/60 -o /tmp/tr/full_$k.h5 --force --check > /tmp/tr/full_$k.log 2>&1 & pids="$pids $!"
       done
       for p in $pids; do wait $p; echo "pid $p rc=$?" >> "$OUT/summary.txt"; done
-      cat /tmp/tr/default_*.log > "$OUT/run_default.log"; cat /tmp/tr/full_*.log > "$OUT/run_full.log"
-      grep -h "podcheck run:.*cases in" /tmp/tr/*.log | tee -a "$OUT/summary.txt"
-      grep -h -E "^\[(BAD|FAIL)" /tmp/tr/*.log | head -8 | cut -c1-400 | tee -a "$OUT/summary.txt"
-      for f in /tmp/tr/default_0.h5 /tmp/tr/full_0.h5; do
-        log "podcheck replay $f"; timeout 120 $B/cli/podcheck replay $f -q --no-artifacts > "$OUT/replay_$(basename $f .h5).log" 2>&1
-        echo "replay rc=$?" | tee -a "$OUT/summary.txt"; tail -4 "$OUT/replay_$(basename $f .h5).log" | cut -c1-300 | tee -a "$OUT/summary.txt"
-      done;;
+      for f in /tmp/tr/default_*.log /tmp/tr/full_*.log; do echo "## $f"; grep -E "^podcheck run:|^  \.\.\.|^\[(BAD|FAIL)" $f | tail -3; done > "$OUT/parity.txt"
+      cat "$OUT/parity.txt"
+      grep -h -E "^\[(BAD|FAIL)" /tmp/tr/*.log | cut -c1-600 > "$OUT/bad.txt";;
     run-quick|run-default|run-full)
       t=${s#run-}; mkdir -p /tmp/tr; extra=""
       [ $t = full ] && extra="--shard ${FULL_SHARD:-0/10} --limit ${FULL_LIMIT:-2000}"
