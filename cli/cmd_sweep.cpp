@@ -61,8 +61,8 @@ void print_axes(const SweepOptions& o) {
   fmt::print("~{:.1f} GFLOP of attention (masks ignored), ~{:.2f} GB of inputs\n\n", gflop, gbytes);
   for (std::size_t b = 0; b < t.blocks.size(); ++b) {
     const SweepBlock& blk = t.blocks[b];
-    fmt::print("block {}: {} ({} combinations, {} new cases)\n", blk.name, blk.purpose, blk.product_size(),
-               ex.block_kept[b]);
+    fmt::print("block {} ({} combinations, {} new cases){}{}\n", blk.name, blk.product_size(), ex.block_kept[b],
+               blk.purpose.empty() ? "" : ": ", blk.purpose);
     for (const Axis& a : blk.axes) {
       std::string vals;
       for (const auto& v : a.values) vals += (vals.empty() ? "" : ", ") + v;
