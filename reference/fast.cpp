@@ -31,19 +31,30 @@ namespace {
 
 constexpr int kTargetM = 128;  // rows (query rows x group) of one block
 
-// exp(s[j] - m) for j < n into p, returns the sum. Vectorisable: Cody-Waite reduction to |r| <= ln2/2 and a
-// degree-13 Taylor polynomial (truncation < 1e-17), scaled by 2^k built from the rounding constant's bits.
-// Arguments below -708 (including -inf, the masked sentinel) give 0.
+// 2^(i/64), i = 0..63, for the exp below.
+const double* exp2_table() {
+  static const std::vector<double> t = [] {
+    std::vector<double> v(64);
+    for (int i = 0; i < 64; ++i) v[i] = std::exp2(i / 64.0);
+    return v;
+  }();
+  return t.data();
+}
+
+// exp(s[j] - m) for j < n into p, returns the sum. Vectorisable: x = (64 e + i) ln2/64 + r with |r| <= ln2/128
+// (Cody-Waite, two-part ln2/64), exp(x) = 2^e 2^(i/64) exp(r), exp(r) by a degree-6 Taylor polynomial
+// (truncation < 1e-19); 2^e is built from the rounding constant's bits. Arguments below -708 (including
+// -inf, the masked sentinel) give 0.
 #if defined(__x86_64__) && defined(__GNUC__)
 #define PODCHECK_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define PODCHECK_VECTOR_CLONES
 #endif
-PODCHECK_VECTOR_CLONES double exp_shifted(const double* s, double m, double* p,
-                                                                      std::int64_t n) {
-  constexpr double kLog2e = 1.4426950408889634;
-  constexpr double kLn2Hi = 6.93147180369123816490e-01;
-  constexpr double kLn2Lo = 1.90821492927058770002e-10;
+PODCHECK_VECTOR_CLONES double exp_shifted(const double* s, double m, double* p, std::int64_t n,
+                                          const double* tab) {
+  constexpr double k64OverLn2 = 92.33248261689366;  // 64 / ln 2
+  constexpr double kLn2Hi64 = 6.93147180369123816490e-01 / 64;
+  constexpr double kLn2Lo64 = 1.90821492927058770002e-10 / 64;
   constexpr double kShift = 6755399441055744.0;  // 1.5 * 2^52
   const std::int64_t shift_bits = std::bit_cast<std::int64_t>(kShift);
   double sum = 0.0;
@@ -51,17 +62,10 @@ PODCHECK_VECTOR_CLONES double exp_shifted(const double* s, double m, double* p,
   for (std::int64_t j = 0; j < n; ++j) {
     const double x = s[j] - m;
     const double xc = std::max(x, -708.0);
-    const double t = xc * kLog2e + kShift;
+    const double t = xc * k64OverLn2 + kShift;
     const double k = t - kShift;
-    const double r = (xc - k * kLn2Hi) - k * kLn2Lo;
-    double q = 1.0 / 6227020800.0;
-    q = q * r + 1.0 / 479001600.0;
-    q = q * r + 1.0 / 39916800.0;
-    q = q * r + 1.0 / 3628800.0;
-    q = q * r + 1.0 / 362880.0;
-    q = q * r + 1.0 / 40320.0;
-    q = q * r + 1.0 / 5040.0;
-    q = q * r + 1.0 / 720.0;
+    const double r = (xc - k * kLn2Hi64) - k * kLn2Lo64;
+    double q = 1.0 / 720.0;
     q = q * r + 1.0 / 120.0;
     q = q * r + 1.0 / 24.0;
     q = q * r + 1.0 / 6.0;
@@ -69,9 +73,9 @@ PODCHECK_VECTOR_CLONES double exp_shifted(const double* s, double m, double* p,
     q = q * r + 1.0;
     q = q * r + 1.0;
     const std::int64_t ki = std::bit_cast<std::int64_t>(t) - shift_bits;
-    const double scale = std::bit_cast<double>(static_cast<std::uint64_t>(ki + 1023) << 52);
+    const double scale = std::bit_cast<double>(static_cast<std::uint64_t>((ki >> 6) + 1023) << 52);
     const double keep = x >= -708.0 ? 1.0 : 0.0;
-    const double y = q * scale * keep;
+    const double y = tab[ki & 63] * scale * q * keep;
     p[j] = y;
     sum += y;
   }
@@ -301,7 +305,7 @@ void run_block(const SideCtx& x, int r, int kvh, std::int64_t i0, std::int64_t i
       std::fill_n(srow, nk, 0.0);
       rowsum[m] = 0.0;
     } else {
-      rowsum[m] = exp_shifted(srow, mx, srow, nk);
+      rowsum[m] = exp_shifted(srow, mx, srow, nk, exp2_table());
     }
   }
   // Pass 3: O = P V, normalised.
