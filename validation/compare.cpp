@@ -100,10 +100,6 @@ Location locate_element(const Case& c, SideKind side, TensorKind kind, std::int6
 
 namespace {
 
-struct Shape {
-  std::vector<std::int64_t> dims;
-};
-
 bool shape_matches(const Tensor& t, const std::vector<std::int64_t>& want) { return t.shape == want; }
 
 std::string shape_text(const std::vector<std::int64_t>& s) {

@@ -118,11 +118,6 @@ std::vector<Variant> semantic_variants(const Case& c, const Semantics& sem) {
 
 namespace {
 
-struct Tensors {
-  const std::optional<Tensor>* obs;
-  TensorKind kind;
-};
-
 // Does the observed tensor agree with `ref` within bounds, ignoring NaN elements (reported structurally)?
 bool agrees_ignoring_nan(TensorKind kind, const Tensor& ob, const SideResult& ref, const std::vector<double>& bounds) {
   const std::vector<double>& rv = kind == TensorKind::out ? ref.out : ref.lse;
