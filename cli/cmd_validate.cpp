@@ -1,12 +1,11 @@
 // podcheck validate: the main job. The quick tier's reference self-consistency (fast vs naive on sampled
 // rows) plus a replay of every trace under traces/golden/, each judged under the profiles its expectations name.
 #include "cli/commands.hpp"
+#include "cli/job_options.hpp"
 
 #include "traces/trace_io.hpp"
 #include "validation/cli_support.hpp"
 #include "validation/job.hpp"
-
-#include <omp.h>
 
 #include <chrono>
 #include <cstdio>
@@ -20,39 +19,25 @@ v::JobHooks job_hooks();  // cli/cmd_replay.cpp
 
 void add_validate(CLI::App& app, CommandResult& result) {
   struct Opts {
-    std::string tier = "quick", traces, policy = "calibrated", shard, artifacts_dir = "podcheck-failures";
-    v::ReportFiles reports;
-    int jobs = 0;
-    bool no_artifacts = false, quiet = false;
+    std::string tier = "quick", traces, shard;
+    JobCliOptions job;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("validate", "The main job: reference self-consistency on a tier + replay of the golden traces");
   cmd->add_option("--tier", o->tier, "tier for the reference self-consistency check (default quick; 'none' skips it)");
   cmd->add_option("--traces", o->traces, "folder of traces to replay (default: traces/golden found upward from here "
                                          "or from the executable; 'none' skips)");
-  cmd->add_option("--policy", o->policy, "tolerance policy: calibrated (default), flashinfer, flashinfer-bench");
   cmd->add_option("--shard", o->shard, "k/n: only cases i with i % n == k");
-  cmd->add_option("--json", o->reports.json, "write a JSON report");
-  cmd->add_option("--junit", o->reports.junit, "write a JUnit XML report");
-  cmd->add_flag("--force", o->reports.force, "replace existing report files");
-  cmd->add_option("-j,--jobs", o->jobs, "threads (default: all cores)");
-  cmd->add_flag("--no-artifacts", o->no_artifacts, "do not write failure data");
-  cmd->add_option("--artifacts-dir", o->artifacts_dir, "folder for failure data (default podcheck-failures)");
-  cmd->add_flag("-q,--quiet", o->quiet, "print failures and the summary only");
+  o->job.add_to(cmd);
   cmd->callback([o, &result] {
     namespace fs = std::filesystem;
     v::JobOptions jo;
+    o->job.apply(jo);
     try {
-      jo.policy = v::policy_from_name(o->policy);
       if (!o->shard.empty()) jo.shard = parse_shard(o->shard);
     } catch (const std::invalid_argument& e) {
       throw UsageError(e.what());
     }
-    if (o->jobs < 0) throw UsageError("-j must be positive");
-    if (o->jobs > 0) omp_set_num_threads(o->jobs);
-    o->reports.check();
-    jo.artifacts = !o->no_artifacts;
-    jo.artifacts_dir = o->artifacts_dir;
     std::string dir = o->traces;
     if (dir.empty()) {
       std::error_code ec;
@@ -64,7 +49,7 @@ void add_validate(CLI::App& app, CommandResult& result) {
     } else if (dir != "none" && !fs::is_directory(dir)) {
       throw UsageError("--traces " + dir + ": not a folder");
     }
-    const bool quiet = o->quiet;
+    const bool quiet = o->job.quiet;
     const auto t0 = std::chrono::steady_clock::now();
     auto progress = [quiet, t0](const char* what) {
       return [quiet, t0, what](const v::CaseResult& r, int done, int total) {
@@ -96,7 +81,7 @@ void add_validate(CLI::App& app, CommandResult& result) {
         if (r.verdict == v::Verdict::fail) std::printf("  %s\n", v::console_line(r).c_str());
     }
     std::printf("%s\n", v::summary_line("validate", s).c_str());
-    o->reports.write(results, s);
+    o->job.reports.write(results, s);
     result.exit_code = s.exit_code();
   });
 }

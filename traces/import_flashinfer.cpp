@@ -52,7 +52,7 @@ struct Rec {
   }
   std::vector<std::int32_t> ints(const std::string& d) const {
     Tensor t = tensor(d);
-    if (t.dtype != DType::int32) fail("dataset '" + d + "': expected int32, found " + std::string(h5::dtype_label(t.dtype)));
+    if (t.dtype != DType::int32) fail("dataset '" + d + "': expected int32, found " + std::string(dtype_name(t.dtype)));
     std::vector<std::int32_t> v(t.bytes.size() / 4);
     if (!v.empty()) std::memcpy(v.data(), t.bytes.data(), t.bytes.size());
     return v;

@@ -44,7 +44,7 @@ std::string check_observed(const Case& c, const ObservedSpec& s, const Tensor& t
   std::vector<std::int64_t> want = {side->num_rows(), c.num_qo_heads};
   if (!s.is_lse) want.push_back(c.head_dim);
   if (t.dtype != want_dtype)
-    return "expected dtype " + std::string(h5::dtype_label(want_dtype)) + ", found " + std::string(h5::dtype_label(t.dtype));
+    return "expected dtype " + std::string(dtype_name(want_dtype)) + ", found " + std::string(dtype_name(t.dtype));
   if (t.shape != want) return "expected shape " + shape_text(want) + ", found " + shape_text(t.shape);
   return {};
 }
