@@ -152,6 +152,31 @@ h5::Node open_trace_file(const std::string& path) {
   return root;
 }
 
+// diff/<name> = observed - reference (float64), for every observed tensor whose side the reference has:
+// where a failing kernel is off, without recomputing anything.
+void write_diff(const h5::Node& case_group, const Trace& t, const PodResult& ref, const h5::TensorWriteOptions& o) {
+  bool any = false;
+  h5::Node g;
+  for (SideKind k : {SideKind::prefill, SideKind::decode}) {
+    const SideResult* r = ref.side(k);
+    if (!r) continue;
+    const std::string suf = k == SideKind::prefill ? "_p" : "_d";
+    const std::pair<const std::optional<Tensor>*, const std::vector<double>*> items[] = {
+        {&t.observed.out(k), &r->out}, {&t.observed.lse(k), &r->lse}};
+    for (const auto& [obs, want] : items) {
+      if (!*obs || (*obs)->numel() != static_cast<std::int64_t>(want->size())) continue;
+      if (!any) {
+        g = h5::create_group(case_group, "diff");
+        any = true;
+      }
+      std::vector<double> d(want->size());
+      for (std::size_t i = 0; i < d.size(); ++i) d[i] = (*obs)->get(static_cast<std::int64_t>(i)) - (*want)[i];
+      const std::string name = (obs == &t.observed.out(k) ? "out" : "lse") + suf;
+      h5::write_doubles(g, name, (*obs)->shape, d, DType::float64, o);
+    }
+  }
+}
+
 }  // namespace
 
 void write_traces(const std::string& path, const std::vector<Trace>& traces, const TraceWriteOptions& options) {
@@ -165,7 +190,9 @@ void write_traces(const std::string& path, const std::vector<Trace>& traces, con
         // intended semantics, LSE in the case's base (what a fixture of the same case holds)
         Semantics sem;
         sem.lse_base = t.kase.lse_base;
-        ff::write_reference(g, reference_fast(t.kase, sem), DType::float64, o);
+        const PodResult ref = reference_fast(t.kase, sem);
+        ff::write_reference(g, ref, DType::float64, o);
+        write_diff(g, t, ref, o);
       }
     }
     file.writer.commit();

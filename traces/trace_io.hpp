@@ -12,7 +12,8 @@ namespace podcheck {
 
 struct TraceWriteOptions {
   bool force = false;
-  bool with_reference = false;  // also store reference_fast outputs (float64, intended semantics)
+  bool with_reference = false;  // also store reference_fast outputs (float64, intended semantics) and
+                                // diff/ = observed - reference (failure files)
   int gzip_level = 4;           // gzip level for large datasets (shuffle on); golden traces use 9
 };
 

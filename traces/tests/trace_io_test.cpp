@@ -149,4 +149,6 @@ TEST_CASE("a trace written with its reference reads as a fixture too", "[traces]
   for (double x : f.reference->prefill->out) norm += x * x;
   CHECK(norm > 0);
   CHECK(read_trace(path, t.kase.id).observed.out_p->bytes == t.observed.out_p->bytes);
+  // diff/ = observed - reference, checked by an independent reader (h5py + numpy)
+  REQUIRE(test::run_python(test::source_path("traces/tests/check_diff.py") + " " + path + " '" + t.kase.id + "'") == 0);
 }
