@@ -251,9 +251,36 @@ void run_block(const SideCtx& x, int r, int kvh, std::int64_t i0, std::int64_t i
     }
   }
   const bool chunked = K == nullptr;
+  // With K/V pre-gathered, the block's rows are cut into kSub bands of query rows; keys [jlo, common) are
+  // multiplied for all rows at once, keys [common, band_hi) band by band, where band_hi is the last key a row of
+  // the band can see. Near the causal diagonal this skips most of the masked triangle in both products; the
+  // entries never computed lie outside every row's [lo, hi) and are never read.
+  constexpr std::int64_t kSub = 4;
+  const std::int64_t band = std::max<std::int64_t>(1, (rows + kSub - 1) / kSub);
+  std::int64_t band_hi[kSub];
+  std::int64_t common = jhi;
+  const std::int64_t nbands = (rows + band - 1) / band;
+  for (std::int64_t b = 0; b < nbands; ++b) {
+    std::int64_t h = jlo;
+    for (std::int64_t m = b * band * g; m < std::min(rows, (b + 1) * band) * g; ++m)
+      if (ws.lo[m] < ws.hi[m]) h = std::max(h, ws.hi[m]);
+    band_hi[b] = h;
+    common = std::min(common, h);
+  }
+  auto band_rows = [&](std::int64_t b) {
+    return std::pair<std::int64_t, std::int64_t>{b * band * g, std::min(rows, (b + 1) * band) * g};
+  };
   if (!chunked) {
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(M), static_cast<int>(nk), D, x.sm,
-                ws.q.data(), D, K + (jlo - kbase) * D, D, 0.0, ws.s.data(), static_cast<int>(nk));
+    if (common > jlo)
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(M), static_cast<int>(common - jlo), D,
+                  x.sm, ws.q.data(), D, K + (jlo - kbase) * D, D, 0.0, ws.s.data(), static_cast<int>(nk));
+    for (std::int64_t b = 0; b < nbands; ++b) {
+      if (band_hi[b] <= common) continue;
+      const auto [m0, m1] = band_rows(b);
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(m1 - m0),
+                  static_cast<int>(band_hi[b] - common), D, x.sm, &ws.q[m0 * D], D, K + (common - kbase) * D, D, 0.0,
+                  &ws.s[m0 * nk + (common - jlo)], static_cast<int>(nk));
+    }
   } else {
     ws.k.resize(kKeyChunk * D);
     for (std::int64_t c0 = jlo; c0 < jhi; c0 += kKeyChunk) {
@@ -272,9 +299,8 @@ void run_block(const SideCtx& x, int r, int kvh, std::int64_t i0, std::int64_t i
     const std::int64_t i = i0 + m / g;
     const int h = x.head_of(kvh, static_cast<int>(m % g));
     const std::int64_t lo = ws.lo[m], hi = ws.hi[m];
-    // Masked stretches of this row inside the block's range are excluded (-inf).
-    for (std::int64_t j = jlo; j < std::max(lo, jlo); ++j) srow[j - jlo] = ninf;
-    for (std::int64_t j = std::max(hi, jlo); j < jhi; ++j) srow[j - jlo] = ninf;
+    // Masked stretches of this row inside the block's range are never read below: passes 1 and 2 run over
+    // [lo, hi) only and the stretches outside it are set to 0 for P V.
     if (custom && lo < hi) {
       const std::int64_t base = x.p.custom_mask_indptr[r] * 8 + i * L;
       const std::uint8_t* bits = x.p.custom_mask.data();
@@ -305,13 +331,23 @@ void run_block(const SideCtx& x, int r, int kvh, std::int64_t i0, std::int64_t i
       std::fill_n(srow, nk, 0.0);
       rowsum[m] = 0.0;
     } else {
-      rowsum[m] = exp_shifted(srow, mx, srow, nk, exp2_table());
+      std::fill(srow, srow + (std::max(lo, jlo) - jlo), 0.0);
+      std::fill(srow + (std::min(std::max(hi, jlo), jhi) - jlo), srow + nk, 0.0);
+      rowsum[m] = exp_shifted(srow + (lo - jlo), mx, srow + (lo - jlo), hi - lo, exp2_table());
     }
   }
   // Pass 3: O = P V, normalised.
   if (!chunked) {
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(M), D, static_cast<int>(nk), 1.0,
-                ws.s.data(), static_cast<int>(nk), V + (jlo - kbase) * D, D, 0.0, ws.o.data(), D);
+    if (common > jlo)
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(M), D, static_cast<int>(common - jlo),
+                  1.0, ws.s.data(), static_cast<int>(nk), V + (jlo - kbase) * D, D, 0.0, ws.o.data(), D);
+    for (std::int64_t b = 0; b < nbands; ++b) {
+      if (band_hi[b] <= common) continue;
+      const auto [m0, m1] = band_rows(b);
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m1 - m0), D,
+                  static_cast<int>(band_hi[b] - common), 1.0, &ws.s[m0 * nk + (common - jlo)],
+                  static_cast<int>(nk), V + (common - kbase) * D, D, common > jlo ? 1.0 : 0.0, &ws.o[m0 * D], D);
+    }
   } else {
     ws.v.resize(kKeyChunk * D);
     for (std::int64_t c0 = jlo; c0 < jhi; c0 += kKeyChunk) {
@@ -464,7 +500,7 @@ SideResult reference_fast_side(const Case& c, SideKind kind, const Semantics& se
         const std::int64_t off = (ch.a - lo_of[ch.g]) * x.D;
         guarded([&] { x.gather(pr.r, pr.kvh, ch.a, ch.b, &Kbuf[ch.g][off], &Vbuf[ch.g][off]); });
       }
-      Workspace ws;
+      static thread_local Workspace ws;  // kept between calls: no page faults for its buffers
 #pragma omp for schedule(dynamic, 1)
       for (std::size_t ti = 0; ti < tasks.size(); ++ti) {
         const Task& t = tasks[ti];
