@@ -23,6 +23,7 @@
 #include <cstring>
 #include <exception>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -45,7 +46,10 @@ const double* exp2_table() {
 // (Cody-Waite, two-part ln2/64), exp(x) = 2^e 2^(i/64) exp(r), exp(r) by a degree-6 Taylor polynomial
 // (truncation < 1e-19); 2^e is built from the rounding constant's bits. Arguments below -708 (including
 // -inf, the masked sentinel) give 0.
-#if defined(__x86_64__) && defined(__GNUC__)
+// x86-64-v3 adds FMA (the polynomial's multiply-adds fuse), which GCC >= 12 can dispatch on.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#define PODCHECK_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v3", "avx2", "default")))
+#elif defined(__x86_64__) && defined(__GNUC__)
 #define PODCHECK_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define PODCHECK_VECTOR_CLONES
@@ -459,7 +463,8 @@ SideResult reference_fast_side(const Case& c, SideKind kind, const Semantics& se
       lo_of.push_back(lo);
       hi_of.push_back(hi);
     }
-    std::vector<std::vector<double>> Kbuf(group.size()), Vbuf(group.size());
+    // Left uninitialised: the parallel gather below writes every element (and takes the page faults).
+    std::vector<std::unique_ptr<double[]>> Kbuf(group.size()), Vbuf(group.size());
     struct Chunk {
       std::size_t g;
       std::int64_t a, b;
@@ -470,8 +475,8 @@ SideResult reference_fast_side(const Case& c, SideKind kind, const Semantics& se
       const Pair& pr = big[group[gi]];
       const std::int64_t Q = sp->qo_len(pr.r), L = sp->kv_len(pr.r);
       const std::int64_t n = std::max<std::int64_t>(0, hi_of[gi] - lo_of[gi]);
-      Kbuf[gi].resize(n * x.D);
-      Vbuf[gi].resize(n * x.D);
+      Kbuf[gi].reset(new double[n * x.D]);
+      Vbuf[gi].reset(new double[n * x.D]);
       for (std::int64_t a0 = lo_of[gi]; a0 < hi_of[gi]; a0 += 64)
         chunks.push_back({gi, a0, std::min(hi_of[gi], a0 + 64)});
       for (std::int64_t i0 = 0; i0 < Q; i0 += bq) {
@@ -508,8 +513,8 @@ SideResult reference_fast_side(const Case& c, SideKind kind, const Semantics& se
           if (t.pair >= 0) {
             const Pair& pr = big[group[t.pair]];
             const bool any = hi_of[t.pair] > lo_of[t.pair];
-            run_block(x, pr.r, pr.kvh, t.i0, t.i1, any ? Kbuf[t.pair].data() : nullptr,
-                      any ? Vbuf[t.pair].data() : nullptr, lo_of[t.pair], ws, res);
+            run_block(x, pr.r, pr.kvh, t.i0, t.i1, any ? Kbuf[t.pair].get() : nullptr,
+                      any ? Vbuf[t.pair].get() : nullptr, lo_of[t.pair], ws, res);
           } else {
             const Pair& pr = small[t.small_index];
             for (std::int64_t i0 = t.i0; i0 < t.i1; i0 += bq)
