@@ -5,10 +5,13 @@
 #include "reference/case.hpp"
 #include "reference/outputs.hpp"
 #include "reference/reference.hpp"
+#include "testing/catch.hpp"
+#include "validation/judge.hpp"
 
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
+#include <string>
 #include <random>
 #include <vector>
 
@@ -98,6 +101,14 @@ inline KernelOutputs rounded_reference(const Case& c, const Semantics& sem = {})
 
 inline std::int64_t out_index(const Case& c, std::int64_t row, int head, int dim) {
   return (row * c.num_qo_heads + head) * c.head_dim + dim;
+}
+
+// The report of one output tensor ("out_p", "lse_d", ...) of a judged case; fails the test when absent.
+inline const validation::TensorReport& tensor(const validation::CaseResult& r, const std::string& name) {
+  for (const auto& t : r.tensors)
+    if (t.name == name) return t;
+  FAIL("no tensor " << name);
+  return r.tensors.front();
 }
 
 }  // namespace podcheck::testhelp

@@ -16,6 +16,7 @@
 
 using namespace podcheck;
 using namespace podcheck::validation;
+using podcheck::testhelp::tensor;
 using podcheck::testhelp::make_pod;
 using podcheck::testhelp::out_index;
 using podcheck::testhelp::PodSpec;
@@ -33,13 +34,6 @@ std::string all_diagnosis(const CaseResult& r) {
   std::string s;
   for (const auto& d : r.diagnosis) s += d + "\n";
   return s;
-}
-
-const TensorReport& tensor(const CaseResult& r, const std::string& name) {
-  for (const auto& t : r.tensors)
-    if (t.name == name) return t;
-  FAIL("no tensor " << name);
-  return r.tensors.front();
 }
 
 CaseResult run(const Case& c, const KernelOutputs& o, Policy p = Policy::calibrated, Profile prof = Profile::intended) {

@@ -14,6 +14,7 @@
 
 using namespace podcheck;
 using namespace podcheck::validation;
+using podcheck::testhelp::tensor;
 
 namespace {
 
@@ -44,13 +45,6 @@ std::string text(const CaseResult& r) {
   std::string s = console_line(r) + "\n";
   for (const auto& l : console_details(r)) s += l + "\n";
   return s;
-}
-
-const TensorReport& tensor(const CaseResult& r, const std::string& name) {
-  for (const auto& t : r.tensors)
-    if (t.name == name) return t;
-  FAIL("no tensor " << name);
-  return r.tensors.front();
 }
 
 }  // namespace
