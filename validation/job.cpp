@@ -86,6 +86,23 @@ bool profile_changes_nothing(Profile p, const Case& c) {
   }
 }
 
+// A recorder that could not run a case (the kernel said it does not support it) stores no outputs and says
+// why in provenance scheduling["not_supported"]: such a trace is reported not-supported, never skipped.
+CaseResult judge_trace(const Trace& t, const JudgeOptions& jo) {
+  const auto it = t.provenance.scheduling.find("not_supported");
+  const KernelOutputs& o = t.observed;
+  if (it == t.provenance.scheduling.end() || o.out_p || o.out_d || o.lse_p || o.lse_d)
+    return judge(t.kase, t.observed, jo);
+  CaseResult r;
+  r.id = t.kase.id;
+  r.profile = std::string(profile_name(jo.profile));
+  r.policy = std::string(policy_name(jo.policy));
+  r.status = Status::not_supported;
+  r.verdict = plain_verdict(r.status);
+  r.message = "the kernel does not support this case: " + it->second;
+  return r;
+}
+
 }  // namespace
 
 CaseResult replay_one(const Trace& t, const std::string& file, Profile profile, const JobHooks& hooks,
@@ -93,7 +110,7 @@ CaseResult replay_one(const Trace& t, const std::string& file, Profile profile, 
   JudgeOptions jo;
   jo.policy = o.policy;
   jo.profile = profile;
-  CaseResult r = judge(t.kase, t.observed, jo);
+  CaseResult r = judge_trace(t, jo);
   r.source = file;
   apply_expectations(r, t.expected);
   finish_failure(r, t, file, profile, hooks, o);
@@ -133,7 +150,7 @@ std::vector<CaseResult> replay_files(const std::vector<std::string>& files, cons
       JudgeOptions jo;
       jo.policy = o.policy;
       jo.profile = it.profile;
-      CaseResult judged = judge(t.kase, t.observed, jo);
+      CaseResult judged = judge_trace(t, jo);
       judged.source = files[it.file];
       if (same_as_intended) plain.emplace(&t, judged);
       CaseResult r = std::move(judged);

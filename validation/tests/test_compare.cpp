@@ -5,6 +5,8 @@
 #include "validation/diagnose.hpp"
 #include "validation/judge.hpp"
 #include "validation/report.hpp"
+#include "traces/trace.hpp"
+#include "validation/job.hpp"
 #include "validation/tests/helpers.hpp"
 
 #include <cmath>
@@ -370,4 +372,27 @@ TEST_CASE("reports: JSON summary and cases, JUnit failure/skip elements, merge o
   }
   CHECK(err.find("bad.json") != std::string::npos);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a case the kernel did not support is reported not-supported, never passed or skipped", "[validation]") {
+  Trace t;
+  t.kase = make_pod({});
+  t.provenance.kernel_name = "some-port";
+  JobOptions o;
+  o.artifacts = false;
+  // nothing observed and no reason: not checked -> skipped
+  const CaseResult skipped = replay_one(t, "mem.h5", Profile::intended, JobHooks{}, o);
+  CHECK(skipped.status == Status::skipped);
+  CHECK(skipped.verdict == Verdict::skip);
+  // the recorder's reason turns it into not-supported, with the reason in the message
+  t.provenance.scheduling["not_supported"] = "RoPE-LLaMA is not implemented in v1";
+  const CaseResult ns = replay_one(t, "mem.h5", Profile::intended, JobHooks{}, o);
+  CHECK(ns.status == Status::not_supported);
+  CHECK(ns.verdict == Verdict::skip);
+  CHECK(ns.message.find("RoPE-LLaMA is not implemented in v1") != std::string::npos);
+  // outputs present: the note does not excuse them, they are judged (here: a whole side wrong -> incorrect)
+  KernelOutputs wrong;
+  wrong.out_p = Tensor::zeros(t.kase.dtype_o, {t.kase.prefill->num_rows(), t.kase.num_qo_heads, t.kase.head_dim});
+  t.observed = wrong;
+  CHECK(replay_one(t, "mem.h5", Profile::intended, JobHooks{}, o).status == Status::incorrect);
 }
