@@ -3,9 +3,11 @@
 // Per case: build inputs (sweep id or fixture), upload, poison outputs (NaN + guard bands), run, check the
 // guards, download, and keep the observed outputs with provenance. Cases the kernel does not support are
 // recorded without outputs and with provenance scheduling["not_supported"] = reason.
-// --check also judges each case against the float64 reference with the interim table of
-// kernels/host/parity.hpp (the real verdict is `podcheck replay TRACE.h5`).
+// --check also judges each case on the spot as `podcheck replay TRACE.h5` would (calibrated policy).
 #include "cli/commands.hpp"
+
+#include "validation/judge.hpp"
+#include "validation/report.hpp"
 
 #include "fixtures/fixture_io.hpp"
 #include "fixtures/sweep.hpp"
@@ -14,7 +16,6 @@
 
 #if PODCHECK_WITH_KERNELS
 #include "kernels/host/kernel_runner.hpp"
-#include "kernels/host/parity.hpp"
 #include "kernels/pod/pod_launch.hpp"
 #endif
 
@@ -127,7 +128,6 @@ void run_command(const RunOpts& o, CommandResult& result) {
   const auto t0 = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < n; ++i) {
     Trace t;
-    std::optional<PodResult> ref;
     if (fixtures.empty()) {
       try {
         t.kase = make_case(ids[i]);
@@ -136,7 +136,6 @@ void run_command(const RunOpts& o, CommandResult& result) {
       }
     } else {
       t.kase = std::move(fixtures[i].kase);
-      ref = std::move(fixtures[i].reference);
     }
     try {
       validate_case(t.kase);
@@ -166,17 +165,15 @@ void run_command(const RunOpts& o, CommandResult& result) {
       ++ok;
       t.observed = r.outputs;
       if (o.check) {
-        if (!ref) ref = reference_fast(t.kase, [&] {
-          Semantics s;
-          s.lse_base = t.kase.lse_base;
-          return s;
-        }());
-        const k::CaseParity cp = k::check_parity(t.kase, t.observed, *ref);
-        if (cp.passed) {
+        // the same verdict `podcheck replay` gives (calibrated policy, intended semantics), case by case
+        validation::JudgeOptions jo;
+        jo.diagnose = false;
+        const validation::CaseResult cr = validation::judge(t.kase, t.observed, jo);
+        if (cr.status == validation::Status::passed) {
           ++passed;
         } else {
           ++incorrect;
-          std::printf("[BAD]  %s: %s\n", t.kase.id.c_str(), cp.summary.c_str());
+          validation::print_case(stdout, cr);
         }
       }
     }
@@ -195,7 +192,7 @@ void run_command(const RunOpts& o, CommandResult& result) {
   std::printf("podcheck run: %zu cases in %.1f s: %ld ran, %ld not-supported, %ld failed to run", n, secs, ok,
               unsupported, failed);
   if (o.check)
-    std::printf("; interim check (kernels/host/parity.hpp): %ld passed, %ld incorrect", passed, incorrect);
+    std::printf("; checked (calibrated policy): %ld passed, %ld not passed", passed, incorrect);
   std::printf("\ntrace written to %s (judge with: podcheck replay %s)\n", o.output.c_str(), o.output.c_str());
   result.exit_code = (failed > 0 || incorrect > 0) ? 1 : 0;
 }
@@ -216,7 +213,7 @@ void add_run(CLI::App& app, CommandResult& result) {
   cmd->add_option("--kv-chunk", o->kv_chunk, "force the split-KV chunk size (tokens, multiple of 32)");
   cmd->add_option("-o,--output", o->output, "trace file to write")->required();
   cmd->add_flag("--force", o->force, "overwrite the output file");
-  cmd->add_flag("--check", o->check, "also check each case against the reference (interim rel-L2 table)");
+  cmd->add_flag("--check", o->check, "also judge each case against the reference (calibrated policy, as replay does)");
   cmd->callback([o, &result] {
 #if PODCHECK_WITH_KERNELS
     run_command(*o, result);
