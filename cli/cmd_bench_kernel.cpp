@@ -3,6 +3,7 @@
 #include "cli/commands.hpp"
 
 #if PODCHECK_WITH_KERNELS
+#include "kernels/host/kernel_runner.hpp"
 #include "kernels/bench/kernel_bench.hpp"
 #endif
 
@@ -22,6 +23,8 @@ void add_bench_kernel(CLI::App& bench, CommandResult& result) {
       ->check(CLI::Range(1, 10000));
   cmd->callback([o, &result] {
 #if PODCHECK_WITH_KERNELS
+    if (const std::string why = podcheck::kernels::gpu_unavailable_reason(); !why.empty())
+      throw UsageError("'bench kernel' needs a GPU: " + why);
     podcheck::kernels::BenchOptions bo;
     bo.warmup = o->warmup;
     bo.reps = o->reps;

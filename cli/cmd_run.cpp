@@ -216,6 +216,8 @@ void add_run(CLI::App& app, CommandResult& result) {
   cmd->add_flag("--check", o->check, "also judge each case against the reference (calibrated policy, as replay does)");
   cmd->callback([o, &result] {
 #if PODCHECK_WITH_KERNELS
+    if (const std::string why = podcheck::kernels::gpu_unavailable_reason(); !why.empty())
+      throw UsageError("'run' needs a GPU: " + why);
     run_command(*o, result);
 #else
     (void)result;

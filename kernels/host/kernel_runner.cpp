@@ -11,6 +11,16 @@
 
 namespace podcheck::kernels {
 
+std::string gpu_unavailable_reason() {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky error so later checks report their own
+    return std::string("no usable CUDA device (") + cudaGetErrorString(e) + ")";
+  }
+  return n == 0 ? "no CUDA device" : "";
+}
+
 KernelHandle KernelHandle::builtin() {
   KernelHandle h;
   h.vt_ = {&podcheck_kernel_info, &podcheck_kernel_supports, &podcheck_kernel_run, &podcheck_kernel_last_error};

@@ -40,4 +40,8 @@ struct RunOutcome {
 // as Status::failed with the message.
 RunOutcome run_case(const KernelHandle& kernel, const Case& c, int kv_chunk_tokens = 0);
 
+// Empty when a CUDA device can be used; else why not (e.g. "no usable CUDA device (CUDA driver version is
+// insufficient ...)"), for a clear message before any work starts.
+std::string gpu_unavailable_reason();
+
 }  // namespace podcheck::kernels
