@@ -3,7 +3,8 @@
 // Per case: build inputs (sweep id or fixture), upload, poison outputs (NaN + guard bands), run, check the
 // guards, download, and keep the observed outputs with provenance. Cases the kernel does not support are
 // recorded without outputs and with provenance scheduling["not_supported"] = reason.
-// --check also judges each case on the spot as `podcheck replay TRACE.h5` would (calibrated policy).
+// --check also judges each case on the spot as `podcheck replay TRACE.h5` would (calibrated policy); with
+// --check and no -o nothing is written or kept (whole tiers on a GPU machine without traces piling up).
 #include "cli/commands.hpp"
 
 #include "validation/judge.hpp"
@@ -70,8 +71,10 @@ void run_command(const RunOpts& o, CommandResult& result) {
   const int sources = !o.tier.empty() + !o.fixtures.empty() + !o.cases.empty();
   if (sources != 1) throw UsageError("give exactly one of --tier, --fixtures, --case");
   if (!o.shard.empty() && o.tier.empty()) throw UsageError("--shard needs --tier");
-  if (std::filesystem::exists(o.output) && !o.force)
+  if (o.output.empty() && !o.check) throw UsageError("give -o TRACE.h5 (or --check to only judge the cases)");
+  if (!o.output.empty() && std::filesystem::exists(o.output) && !o.force)
     throw UsageError("output '" + o.output + "' exists (use --force to overwrite)");
+  const bool keep_traces = !o.output.empty();
 
   k::KernelHandle kernel = [&] {
     if (!o.kernel_lib.empty()) {
@@ -167,7 +170,7 @@ void run_command(const RunOpts& o, CommandResult& result) {
       if (o.check) {
         // the same verdict `podcheck replay` gives (calibrated policy, intended semantics), case by case
         validation::JudgeOptions jo;
-        jo.diagnose = false;
+        jo.diagnose = true;  // where it breaks (request, head, token, page), failing cases only
         const validation::CaseResult cr = validation::judge(t.kase, t.observed, jo);
         if (cr.status == validation::Status::passed) {
           ++passed;
@@ -177,7 +180,7 @@ void run_command(const RunOpts& o, CommandResult& result) {
         }
       }
     }
-    traces.push_back(std::move(t));
+    if (keep_traces) traces.push_back(std::move(t));  // without -o nothing is kept (big tiers stay in memory bounds)
     if ((i + 1) % 50 == 0) {
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::printf("  ... %zu / %zu cases (%.0f s): %ld ran, %ld not-supported, %ld failed; checked %ld passed, %ld incorrect\n",
@@ -185,15 +188,18 @@ void run_command(const RunOpts& o, CommandResult& result) {
       std::fflush(stdout);
     }
   }
-  TraceWriteOptions wo;
-  wo.force = o.force;
-  write_traces(o.output, traces, wo);
+  if (keep_traces) {
+    TraceWriteOptions wo;
+    wo.force = o.force;
+    write_traces(o.output, traces, wo);
+  }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("podcheck run: %zu cases in %.1f s: %ld ran, %ld not-supported, %ld failed to run", n, secs, ok,
               unsupported, failed);
   if (o.check)
     std::printf("; checked (calibrated policy): %ld passed, %ld not passed", passed, incorrect);
-  std::printf("\ntrace written to %s (judge with: podcheck replay %s)\n", o.output.c_str(), o.output.c_str());
+  std::printf("\n");
+  if (keep_traces) std::printf("trace written to %s (judge with: podcheck replay %s)\n", o.output.c_str(), o.output.c_str());
   result.exit_code = (failed > 0 || incorrect > 0) ? 1 : 0;
 }
 #endif
@@ -211,7 +217,7 @@ void add_run(CLI::App& app, CommandResult& result) {
   cmd->add_option("--case", o->cases, "run these case ids");
   cmd->add_option("--limit", o->limit, "run only the first N cases of the list");
   cmd->add_option("--kv-chunk", o->kv_chunk, "force the split-KV chunk size (tokens, multiple of 32)");
-  cmd->add_option("-o,--output", o->output, "trace file to write")->required();
+  cmd->add_option("-o,--output", o->output, "trace file to write (optional with --check)");
   cmd->add_flag("--force", o->force, "overwrite the output file");
   cmd->add_flag("--check", o->check, "also judge each case against the reference (calibrated policy, as replay does)");
   cmd->callback([o, &result] {

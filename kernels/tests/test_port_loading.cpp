@@ -6,14 +6,24 @@
 #include "kernels/tests/test_cases.hpp"
 #include "testing/catch.hpp"
 
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
 using namespace podcheck;
 using namespace podcheck::kernels;
 
+// The port's path is fixed at build time; PODCHECK_STUB_PORT in the environment overrides it (a build copied
+// to another machine, e.g. the GPU machine, where the build tree's path does not exist).
+namespace {
+std::string stub_port_path() {
+  const char* env = std::getenv("PODCHECK_STUB_PORT");
+  return env && *env ? env : PODCHECK_STUB_PORT;
+}
+}  // namespace
+
 TEST_CASE("a plain-C port loads with dlopen and answers through the ABI", "[kernels][host]") {
-  const KernelHandle port = KernelHandle::load(PODCHECK_STUB_PORT);
+  const KernelHandle port = KernelHandle::load(stub_port_path());
   CHECK(port.name() == "stub-port");
   CHECK(port.version() == "0.1");
   test::CaseSpec s;
