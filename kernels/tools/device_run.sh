@@ -5,7 +5,8 @@
 #        check-quick | check-default | check-full   (default: tests)
 # check-*: the tier judged in PROCS parallel `podcheck run --check` processes (no traces kept), one line of
 # counts per process in $OUT/check_<tier>.txt and every not-passed case's report in $OUT/bad_<tier>.txt;
-# check-full covers full-tier shard FULL_SHARD (default 0/11, ~2,046 cases) split into PROCS sub-shards.
+# check-full covers full-tier shard FULL_SHARD (default 0/11, ~2,046 cases) split into PROCS sub-shards;
+# SHARDS="a/n b/n ..." runs exactly those shards of the tier instead (one process each).
 # PREBUILT=DIR: use DIR/podcheck, DIR/kernels_tests, DIR/podcheck_stub_port.so built elsewhere (e.g. this
 # machine's Debian build, carried), instead of configuring and building here.
 set -u
@@ -46,13 +47,15 @@ for s in $STEPS; do
       done;;
     check-quick|check-default|check-full)
       t=${s#check-}; mkdir -p /tmp/ck; pids=""; shards=""
-      if [ $t = full ]; then
+      if [ -n "${SHARDS:-}" ]; then
+        shards=" $SHARDS"  # explicit list, e.g. the sub-shards of a shard that did not finish
+      elif [ $t = full ]; then
         k0=${FULL_SHARD:-0/11}; k=${k0%/*}; n=${k0#*/}
         for ((p = 0; p < PROCS; ++p)); do shards="$shards $((k + p * n))/$((n * PROCS))"; done
       else
         for ((p = 0; p < PROCS; ++p)); do shards="$shards $p/$PROCS"; done
       fi
-      log "check tier $t: $PROCS processes, shards$shards, each time-boxed at ${CHECK_TIMEOUT:-560} s"
+      log "check tier $t: shards$shards, each time-boxed at ${CHECK_TIMEOUT:-560} s"
       i=0
       for sh in $shards; do
         OMP_NUM_THREADS=1 timeout ${CHECK_TIMEOUT:-560} $PODCHECK run --tier $t --shard $sh --check > /tmp/ck/${t}_$i.log 2>&1 &
