@@ -37,7 +37,7 @@ namespace {
 struct RunOpts {
   std::string kernel = "podcheck-cuda", kernel_lib, tier, shard, fixtures, output;
   std::vector<std::string> cases;
-  bool force = false, check = false;
+  bool force = false, check = false, inputs_by_id = false;
   long limit = 0;
   int kv_chunk = 0;
 };
@@ -75,6 +75,8 @@ void run_command(const RunOpts& o, CommandResult& result) {
   if (!o.output.empty() && std::filesystem::exists(o.output) && !o.force)
     throw UsageError("output '" + o.output + "' exists (use --force to overwrite)");
   const bool keep_traces = !o.output.empty();
+  if (o.inputs_by_id && !o.fixtures.empty())
+    throw UsageError("--inputs-by-id needs generated cases (--tier or --case); fixture inputs are stored as they are");
 
   k::KernelHandle kernel = [&] {
     if (!o.kernel_lib.empty()) {
@@ -191,6 +193,7 @@ void run_command(const RunOpts& o, CommandResult& result) {
   if (keep_traces) {
     TraceWriteOptions wo;
     wo.force = o.force;
+    wo.inputs_by_id = o.inputs_by_id;
     write_traces(o.output, traces, wo);
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -219,6 +222,9 @@ void add_run(CLI::App& app, CommandResult& result) {
   cmd->add_option("--kv-chunk", o->kv_chunk, "force the split-KV chunk size (tokens, multiple of 32)");
   cmd->add_option("-o,--output", o->output, "trace file to write (optional with --check)");
   cmd->add_flag("--force", o->force, "overwrite the output file");
+  cmd->add_flag("--inputs-by-id", o->inputs_by_id,
+                "store each case's id and an inputs digest instead of its input tensors (small traces; readers "
+                "rebuild the inputs with the generator and check the digest)");
   cmd->add_flag("--check", o->check, "also judge each case against the reference (calibrated policy, as replay does)");
   cmd->callback([o, &result] {
 #if PODCHECK_WITH_KERNELS

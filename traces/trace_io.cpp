@@ -49,8 +49,9 @@ std::string check_observed(const Case& c, const ObservedSpec& s, const Tensor& t
   return {};
 }
 
-h5::Node write_trace(const h5::Node& cases, const Trace& t, const h5::TensorWriteOptions& o) {
-  h5::Node g = ff::write_case(cases, t.kase, ff::kTraceFormat, o);
+h5::Node write_trace(const h5::Node& cases, const Trace& t, const h5::TensorWriteOptions& o, bool inputs_by_id) {
+  h5::Node g = ff::write_case(cases, t.kase, ff::kTraceFormat, o,
+                              inputs_by_id ? ff::InputStorage::by_id : ff::InputStorage::tensors);
   h5::Node obs = h5::create_group(g, "observed");
   for (const ObservedSpec& s : kObserved) {
     const auto& x = observed_tensor(t.observed, s);
@@ -185,7 +186,7 @@ void write_traces(const std::string& path, const std::vector<Trace>& traces, con
     h5::TensorWriteOptions o;
     o.gzip_level = options.gzip_level;
     for (const Trace& t : traces) {
-      h5::Node g = write_trace(file.cases, t, o);
+      h5::Node g = write_trace(file.cases, t, o, options.inputs_by_id);
       if (options.with_reference) {
         // intended semantics, LSE in the case's base (what a fixture of the same case holds)
         Semantics sem;

@@ -15,6 +15,8 @@ struct TraceWriteOptions {
   bool with_reference = false;  // also store reference_fast outputs (float64, intended semantics) and
                                 // diff/ = observed - reference (failure files)
   int gzip_level = 4;           // gzip level for large datasets (shuffle on); golden traces use 9
+  bool inputs_by_id = false;    // generated cases only: store the case id and an inputs digest instead of
+                                // the input tensors (readers rebuild them with make_case; docs/FORMAT.md)
 };
 
 void write_traces(const std::string& path, const std::vector<Trace>& traces, const TraceWriteOptions& options = {});

@@ -1,12 +1,15 @@
 // Trace files: C++ round trip (observed NaN sentinels bit-exact, provenance, expectations), a trace
 // written by h5py alone (docs/FORMAT.md) read and checked value by value, malformed observed outputs.
+#include "fixtures/case_digest.hpp"
 #include "fixtures/h5/h5.hpp"
+#include "fixtures/sweep.hpp"
 #include "fixtures/tests/format_test_util.hpp"
 #include "testing/catch.hpp"
 #include "traces/trace_io.hpp"
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 
 using namespace podcheck;
 using podcheck::test::TempDir;
@@ -151,4 +154,59 @@ TEST_CASE("a trace written with its reference reads as a fixture too", "[traces]
   CHECK(read_trace(path, t.kase.id).observed.out_p->bytes == t.observed.out_p->bytes);
   // diff/ = observed - reference, checked by an independent reader (h5py + numpy)
   REQUIRE(test::run_python(test::source_path("traces/tests/check_diff.py") + " " + path + " '" + t.kase.id + "'") == 0);
+}
+
+TEST_CASE("generated cases stored by id rebuild their inputs, checked by digest", "[traces][python]") {
+  TempDir tmp;
+  const std::string id = "pod_f16_h8kv8d128_ps16_nhd(qo_p=33,kv_p=100,causal,bs_d=9,kv_d=ragged80,seed=0)";
+  Trace t;
+  t.kase = make_case(id);
+  const Case& c = t.kase;
+  t.observed.out_p = test::lcg_tensor(c.dtype_o, {c.prefill->num_rows(), c.num_qo_heads, c.head_dim}, 41);
+  t.observed.lse_d = test::lcg_tensor(DType::float32, {c.decode->num_rows(), c.num_qo_heads}, 42);
+  t.provenance.kernel_name = "unit-test";
+  const std::string full = tmp.path("full.h5"), by_id = tmp.path("by_id.h5");
+  write_traces(full, {t});
+  TraceWriteOptions o;
+  o.inputs_by_id = true;
+  write_traces(by_id, {t}, o);
+  // the input tensors are what makes a trace big; by id only the outputs and attributes remain
+  CHECK(std::filesystem::file_size(by_id) * 4 < std::filesystem::file_size(full));
+  {
+    const h5::Node root = h5::open_file(by_id);
+    h5::Node g = h5::open_group(h5::open_group(root, "cases"), id);
+    CHECK(h5::read_attr_string(g, "inputs") == "by-id");
+    CHECK(h5::read_attr_string(g, "inputs_digest") == case_digest(c));
+    CHECK_FALSE(h5::has_child(h5::open_group(g, "prefill"), "q"));
+    CHECK_FALSE(h5::has_child(h5::open_group(g, "decode"), "kv_indices"));
+  }
+  const Trace b = read_trace(by_id, id);
+  CHECK(case_digest(b.kase) == case_digest(c));
+  CHECK(b.kase.prefill->q.bytes == c.prefill->q.bytes);
+  CHECK(b.kase.decode->kv.pages.indices == c.decode->kv.pages.indices);
+  CHECK(b.observed.out_p->bytes == t.observed.out_p->bytes);
+  CHECK(b.observed.lse_d->bytes == t.observed.lse_d->bytes);
+  CHECK(b.provenance.kernel_name == "unit-test");
+
+  // a change to any input changes the digest
+  Case changed = c;
+  changed.decode->q.bytes[17] ^= 1;
+  CHECK(case_digest(changed) != case_digest(c));
+  changed = c;
+  changed.prefill->params.window_left = 5;
+  CHECK(case_digest(changed) != case_digest(c));
+
+  // a drifted or edited by-id group is refused, naming the file, the case and the attribute
+  const std::pair<const char*, const char*> broken[] = {
+      {"inputs_digest", "attribute 'inputs_digest'"},
+      {"inputs_unknown", "expected 'tensors' or 'by-id', found 'somewhere-else'"},
+      {"byid_seed", "attribute 'seed'"},
+      {"byid_not_generated", "podcheck cannot generate this id"}};
+  for (const auto& [mode, phrase] : broken) {
+    CAPTURE(mode);
+    const std::string bad = tmp.path(std::string(mode) + ".h5");
+    REQUIRE(test::run_python(test::source_path("fixtures/tests/format_mutate.py") + " " + by_id + " " + bad + " " +
+                             mode + " '" + id + "'") == 0);
+    CHECK_THROWS_WITH(read_traces(bad), Catch::Contains(bad) && Catch::Contains(phrase));
+  }
 }
