@@ -127,8 +127,18 @@ void run_command(const RunOpts& o, CommandResult& result) {
   std::printf("podcheck run: %s on %s, driver %s: %zu cases (%s)\n", base.kernel_version.c_str(), base.device.c_str(),
               base.driver.c_str(), n, source_desc.c_str());
 
-  std::vector<Trace> traces;
-  traces.reserve(n);
+  // Traces are written case by case (one case in memory); the file appears only when the run completes.
+  std::unique_ptr<TraceWriter> writer;
+  if (keep_traces) {
+    TraceWriteOptions wo;
+    wo.force = o.force;
+    wo.inputs_by_id = o.inputs_by_id;
+    try {
+      writer = std::make_unique<TraceWriter>(o.output, wo);
+    } catch (const FormatError& e) {
+      throw UsageError(e.what());
+    }
+  }
   long ok = 0, unsupported = 0, failed = 0, passed = 0, incorrect = 0;
   const auto t0 = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < n; ++i) {
@@ -182,7 +192,7 @@ void run_command(const RunOpts& o, CommandResult& result) {
         }
       }
     }
-    if (keep_traces) traces.push_back(std::move(t));  // without -o nothing is kept (big tiers stay in memory bounds)
+    if (writer) writer->add(t);
     if ((i + 1) % 50 == 0) {
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::printf("  ... %zu / %zu cases (%.0f s): %ld ran, %ld not-supported, %ld failed; checked %ld passed, %ld incorrect\n",
@@ -190,12 +200,7 @@ void run_command(const RunOpts& o, CommandResult& result) {
       std::fflush(stdout);
     }
   }
-  if (keep_traces) {
-    TraceWriteOptions wo;
-    wo.force = o.force;
-    wo.inputs_by_id = o.inputs_by_id;
-    write_traces(o.output, traces, wo);
-  }
+  if (writer) writer->commit();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("podcheck run: %zu cases in %.1f s: %ld ran, %ld not-supported, %ld failed to run", n, secs, ok,
               unsupported, failed);

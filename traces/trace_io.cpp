@@ -180,25 +180,53 @@ void write_diff(const h5::Node& case_group, const Trace& t, const PodResult& ref
 
 }  // namespace
 
-void write_traces(const std::string& path, const std::vector<Trace>& traces, const TraceWriteOptions& options) {
-  ff::translate_h5_errors(path, [&] {
-    ff::NewFile file(path, ff::kTraceFormat, options.force);
-    h5::TensorWriteOptions o;
-    o.gzip_level = options.gzip_level;
-    for (const Trace& t : traces) {
-      h5::Node g = write_trace(file.cases, t, o, options.inputs_by_id);
-      if (options.with_reference) {
-        // intended semantics, LSE in the case's base (what a fixture of the same case holds)
-        Semantics sem;
-        sem.lse_base = t.kase.lse_base;
-        const PodResult ref = reference_fast(t.kase, sem);
-        ff::write_reference(g, ref, DType::float64, o);
-        write_diff(g, t, ref, o);
-      }
-    }
-    file.writer.commit();
+struct TraceWriter::File {
+  File(const std::string& path, bool force) : file(path, ff::kTraceFormat, force) {}
+  ff::NewFile file;
+  h5::TensorWriteOptions tensor_options;
+};
+
+TraceWriter::TraceWriter(const std::string& path, const TraceWriteOptions& options) : path_(path), options_(options) {
+  ff::translate_h5_errors(path_, [&] {
+    file_ = std::make_unique<File>(path_, options_.force);
+    file_->tensor_options.gzip_level = options_.gzip_level;
     return 0;
   });
+}
+
+TraceWriter::~TraceWriter() = default;
+
+void TraceWriter::add(const Trace& t) {
+  if (!file_) throw FormatError("file '" + path_ + "': trace writer used after commit");
+  ff::translate_h5_errors(path_, [&] {
+    const h5::TensorWriteOptions& o = file_->tensor_options;
+    h5::Node g = write_trace(file_->file.cases, t, o, options_.inputs_by_id);
+    if (options_.with_reference) {
+      // intended semantics, LSE in the case's base (what a fixture of the same case holds)
+      Semantics sem;
+      sem.lse_base = t.kase.lse_base;
+      const PodResult ref = reference_fast(t.kase, sem);
+      ff::write_reference(g, ref, DType::float64, o);
+      write_diff(g, t, ref, o);
+    }
+    return 0;
+  });
+  ++count_;
+}
+
+void TraceWriter::commit() {
+  if (!file_) throw FormatError("file '" + path_ + "': trace writer committed twice");
+  ff::translate_h5_errors(path_, [&] {
+    file_->file.writer.commit();
+    return 0;
+  });
+  file_.reset();
+}
+
+void write_traces(const std::string& path, const std::vector<Trace>& traces, const TraceWriteOptions& options) {
+  TraceWriter w(path, options);
+  for (const Trace& t : traces) w.add(t);
+  w.commit();
 }
 
 std::vector<std::string> list_trace_cases(const std::string& path) { return ff::case_ids(open_trace_file(path)); }

@@ -5,6 +5,8 @@
 #include "fixtures/fixture_io.hpp"
 #include "traces/trace.hpp"
 
+#include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,28 @@ struct TraceWriteOptions {
 };
 
 void write_traces(const std::string& path, const std::vector<Trace>& traces, const TraceWriteOptions& options = {});
+
+// Writes traces one at a time, so a long run holds one case in memory, not all of them. The data go to a
+// temp file in the same folder that commit() renames onto `path`; destroyed without commit (an error,
+// SIGINT/SIGTERM) the temp file is removed and an existing `path` is untouched. An existing `path` is
+// refused at construction unless options.force.
+class TraceWriter {
+ public:
+  TraceWriter(const std::string& path, const TraceWriteOptions& options = {});
+  ~TraceWriter();
+  TraceWriter(const TraceWriter&) = delete;
+  TraceWriter& operator=(const TraceWriter&) = delete;
+  void add(const Trace& t);
+  void commit();
+  std::size_t size() const { return count_; }
+
+ private:
+  struct File;
+  std::string path_;
+  TraceWriteOptions options_;
+  std::unique_ptr<File> file_;
+  std::size_t count_ = 0;
+};
 std::vector<std::string> list_trace_cases(const std::string& path);
 std::vector<Trace> read_traces(const std::string& path);
 Trace read_trace(const std::string& path, const std::string& case_id);

@@ -210,3 +210,31 @@ TEST_CASE("generated cases stored by id rebuild their inputs, checked by digest"
     CHECK_THROWS_WITH(read_traces(bad), Catch::Contains(bad) && Catch::Contains(phrase));
   }
 }
+
+TEST_CASE("a trace writer adds cases one by one and leaves nothing behind without commit", "[traces]") {
+  TempDir tmp;
+  const std::string path = tmp.path("stream.h5");
+  Trace a = small_trace(), b = small_trace();
+  b.kase.id = "second_case";
+  {
+    TraceWriter w(path);
+    w.add(a);
+    w.add(b);
+    CHECK(w.size() == 2);
+    CHECK_FALSE(std::filesystem::exists(path));  // only the temp file exists until commit
+    w.commit();
+    CHECK_THROWS_WITH(w.add(a), Catch::Contains("after commit"));
+  }
+  REQUIRE(list_trace_cases(path) == std::vector<std::string>{"second_case", a.kase.id});  // sorted
+  const auto before = std::filesystem::file_size(path);
+  CHECK_THROWS_WITH(TraceWriter(path), Catch::Contains(path));  // exists, no force
+  {
+    TraceWriteOptions o;
+    o.force = true;
+    TraceWriter w(path, o);
+    w.add(a);
+  }  // abandoned (as on an error mid-run): the committed file is untouched, no temp file is left
+  CHECK(std::filesystem::file_size(path) == before);
+  CHECK(list_trace_cases(path).size() == 2);
+  CHECK(tmp.file_count() == 1);
+}
