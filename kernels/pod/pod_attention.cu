@@ -631,17 +631,17 @@ __global__ void __launch_bounds__(kThreads) pod_fused_kernel(const __grid_consta
   }
   __syncthreads();
   const int role = s_role;
-  bool exhausted[2] = {false, false};
+  unsigned exhausted = 0;  // bit s: queue s is empty (a bit mask, not an array: no local memory)
 
   for (;;) {
     if (tid == 0) {
       int side = -1, idx = -1;
       for (int attempt = 0; attempt < 2 && side < 0; ++attempt) {
         const int sd = attempt == 0 ? role : 1 - role;
-        if (exhausted[sd] || P.side[sd].n_items == 0) { exhausted[sd] = true; continue; }
+        if (((exhausted >> sd) & 1u) || P.side[sd].n_items == 0) { exhausted |= 1u << sd; continue; }
         const int k = atomicAdd(&P.counters[sd], 1);
         if (k < P.side[sd].n_items) { side = sd; idx = k; }
-        else exhausted[sd] = true;
+        else exhausted |= 1u << sd;
       }
       s_side = side;
       s_item = idx;
