@@ -266,6 +266,24 @@ struct RowMask {
   int r, packed, qo_len, L, kv_hi;
   int prow[2], irow[2];  // rows gq and gq + 8 of the warp's block: packed row and query row
   float scale_log2;
+  bool rows_full;        // all 16 rows of the warp's block are real rows (< packed)
+  int pos_min, pos_max;  // bottom-right positions (i + L - qo_len) of the block's first and last rows
+  __device__ __forceinline__ void set_rows(int row0, int g) {  // row0: the block's first packed row
+    prow[0] = row0 + (threadIdx.x & 31) / 4;
+    prow[1] = prow[0] + 8;
+    irow[0] = prow[0] / g;
+    irow[1] = prow[1] / g;
+    rows_full = row0 + 16 <= packed;
+    pos_min = row0 / g + L - qo_len;
+    pos_max = (row0 + 15) / g + L - qo_len;
+  }
+  // True when every (row, token) of the tile [t0, t0 + ntok) is visible: the per-element mask can be skipped.
+  __device__ __forceinline__ bool tile_full(int t0, int ntok) const {
+    if (!rows_full || t0 + ntok > kv_hi || S->mask_mode == POD_MASK_CUSTOM) return false;
+    if (S->mask_mode == POD_MASK_CAUSAL && t0 + ntok - 1 > pos_min) return false;
+    if (S->window_left >= 0 && t0 < pos_max - S->window_left) return false;
+    return true;
+  }
 };
 
 // One warp: its 16 query rows (Qw, padded rows) against NTOK KV tokens starting at t0 (Kt, Vt padded 16-bit
@@ -294,16 +312,26 @@ __device__ __forceinline__ void attend_tile(const QT* Qw, const QT* Kt, const QT
     }
   }
   float mx[2] = {m[0], m[1]};
+  if (M.tile_full(t0, NTOK)) {  // warp-uniform: no element of the tile is masked
 #pragma unroll
-  for (int n = 0; n < NN; ++n)
+    for (int n = 0; n < NN; ++n)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int hr = e >> 1;
-      const int j = t0 + n * 8 + 2 * tq + (e & 1);
-      const bool ok = M.prow[hr] < M.packed && j < M.kv_hi && visible(*M.S, M.r, M.irow[hr], j, M.qo_len, M.L);
-      s[n][e] = ok ? s[n][e] * M.scale_log2 : -INFINITY;
-      mx[hr] = fmaxf(mx[hr], s[n][e]);
-    }
+      for (int e = 0; e < 4; ++e) {
+        s[n][e] *= M.scale_log2;
+        mx[e >> 1] = fmaxf(mx[e >> 1], s[n][e]);
+      }
+  } else {
+#pragma unroll
+    for (int n = 0; n < NN; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int hr = e >> 1;
+        const int j = t0 + n * 8 + 2 * tq + (e & 1);
+        const bool ok = M.prow[hr] < M.packed && j < M.kv_hi && visible(*M.S, M.r, M.irow[hr], j, M.qo_len, M.L);
+        s[n][e] = ok ? s[n][e] * M.scale_log2 : -INFINITY;
+        mx[hr] = fmaxf(mx[hr], s[n][e]);
+      }
+  }
 #pragma unroll
   for (int hr = 0; hr < 2; ++hr) {
     mx[hr] = fmaxf(mx[hr], __shfl_xor_sync(0xffffffffu, mx[hr], 1));
@@ -404,7 +432,7 @@ __device__ __forceinline__ void prefill_item(const KParams& P, const SideDev& SD
   constexpr int SD = D + 8;
   constexpr int TK = kPreKV<D>;
   constexpr int NT_D = D / 8;
-  const int warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
+  const int warp = tid >> 5, lane = tid & 31, tq = lane & 3;
   const pod_side& S = SDv.s;
   const int r = it.request;
   const int q_start = S.qo_indptr[r];
@@ -441,10 +469,7 @@ __device__ __forceinline__ void prefill_item(const KParams& P, const SideDev& SD
   RowMask M;
   M.S = &S; M.r = r; M.packed = packed; M.qo_len = qo_len; M.L = Lr; M.kv_hi = kv_hi;
   M.scale_log2 = SDv.scale_log2;
-  M.prow[0] = wrow0 + gq;
-  M.prow[1] = wrow0 + gq + 8;
-  M.irow[0] = M.prow[0] / g;
-  M.irow[1] = M.prow[1] / g;
+  M.set_rows(wrow0, g);
 
   if (n_tiles > 0) issue_kv_tile<D, TK, KVT>(S, page_base, it.kv_head, kv_lo, kv_hi, stage_k(0), stage_v(0), tid, kThreads);
   cp_async_commit();
@@ -535,10 +560,7 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
   RowMask M;
   M.S = &S; M.r = r; M.packed = packed; M.qo_len = qo_len; M.L = Lr; M.kv_hi = kv_hi;
   M.scale_log2 = SDv.scale_log2;
-  M.prow[0] = it.row_begin + gq;
-  M.prow[1] = it.row_begin + gq + 8;
-  M.irow[0] = M.prow[0] / g;
-  M.irow[1] = M.prow[1] / g;
+  M.set_rows(it.row_begin, g);
 
   // Prologue: NS - 1 tiles in flight (one commit group per tile slot, empty groups past the end).
 #pragma unroll
@@ -782,6 +804,9 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   int sms = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   CUDA_CHECK(cudaFuncSetAttribute(m.kern.fused, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)m.kern.smem));
+  // v2's decode rings want the whole carveout for shared memory (a hint; occupancy is read back below).
+  CUDA_CHECK(cudaFuncSetAttribute(m.kern.fused, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                  (int)cudaSharedmemCarveoutMaxShared));
   int per_sm = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, m.kern.fused, kThreads, m.kern.smem));
   if (per_sm < 1) throw CudaError("pod_fused_kernel cannot be resident (occupancy 0)");
