@@ -1,7 +1,7 @@
 // podcheck-cuda: podcheck's own fused POD (prefill + paged decode in one launch) attention kernel.
 //
 // Versions (one line each; how to run it):
-//   v1 (this file)  Fused POD, persistent CTAs choosing their role SM by SM (POD-Attention scheme):
+//   v1              Fused POD, persistent CTAs choosing their role SM by SM (POD-Attention scheme):
 //                   each CTA reads %smid, takes a ticket from that SM's counter and starts as prefill or
 //                   decode in proportion to the planned work of each side; then it pops items from its
 //                   role's global queue (atomicAdd) and, once that queue is empty, from the other one.
@@ -15,7 +15,14 @@
 //                   RoPE, ALiBi, logits soft cap, head_dim other than 64/128/256, fp8 Q, dtype_o != dtype_q.
 //                   Run: `podcheck run --kernel podcheck-cuda --tier quick -o t.h5`;
 //                   time: `podcheck bench kernel`.
-// Same decode tile as prefill in v1 (64 packed rows): simple, correct, wasteful for small groups.
+//                   Same decode tile as prefill (64 packed rows): simple, correct, wasteful for small groups.
+//   v2 (this file)  Same scheduler, numerics, features and ABI; faster data movement. Decode items of 16
+//                   packed rows whose KV range the 4 warps split among themselves (tiles of 16 tokens, each
+//                   warp its own online-softmax state and a 3-stage (D 256: 2) cp.async ring of its own), the
+//                   four states merged by LSE in shared memory (fp32). Prefill keeps 64 x 32 tiles, now
+//                   double-buffered with cp.async (load tile t+1 while computing tile t). K, V and Q
+//                   fragments come from ldmatrix (.trans for V) on rows padded by 16 bytes (conflict-free);
+//                   fp8 KV is copied raw and converted (exactly) in shared memory after the copy lands.
 #include "kernels/host/cuda_check.hpp"
 #include "kernels/pod/pod_launch.hpp"
 
@@ -144,39 +151,519 @@ __device__ __forceinline__ bool visible(const pod_side& s, int r, int i, int j, 
   return true;
 }
 
+// ---- asynchronous copies and ldmatrix (sm_80+) -----------------------------------------------------------
+__device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+// 16 bytes global -> shared, L2 only; valid == false writes 16 zero bytes and reads nothing.
+__device__ __forceinline__ void cp_async16(void* dst, const void* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)), "l"(src), "r"(valid ? 16 : 0)
+               : "memory");
+}
+// 8 bytes (fp8 KV: strides are multiples of 8 elements = 8 bytes, so 16-byte alignment is not guaranteed).
+__device__ __forceinline__ void cp_async8(void* dst, const void* src, bool valid) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(smem_u32(dst)), "l"(src), "r"(valid ? 8 : 0)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+__device__ __forceinline__ void ldsm_x4(std::uint32_t* r, const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_u32(p))
+               : "memory");
+}
+__device__ __forceinline__ void ldsm_x4_trans(std::uint32_t* r, const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_u32(p))
+               : "memory");
+}
+
+// ---- shared-memory layouts (bytes; every block a multiple of 16) --------------------------------------------
+// 16-bit KV tiles are stored padded (row = D + 8 elements: ldmatrix rows fall on distinct banks) and read by
+// ldmatrix directly. fp8 KV is copied raw (dense rows of D bytes) into the stages and converted (exactly) by
+// the thread that copied it into one padded 16-bit tile after the copy completed.
+template <int D> constexpr int kDecStages = D == 256 ? 2 : 3;  // per-warp cp.async stages of the decode path
+template <int D> constexpr int kPreKV = D == 256 ? 32 : 64;     // prefill KV tile (tokens; D 256: registers, smem)
+template <int D> constexpr int tile16_bytes(int ntok) { return ntok * (D + 8) * 2; }  // one padded 16-bit tile
+template <int D, class KVT> constexpr int stage_bytes(int ntok) {                      // K + V of one stage
+  return sizeof(KVT) == 1 ? 2 * ntok * D : 2 * tile16_bytes<D>(ntok);
+}
+template <int D, class KVT> struct Smem {
+  static constexpr int SD = D + 8;
+  static constexpr bool kConv = sizeof(KVT) == 1;
+  static constexpr int tile16(int ntok) { return tile16_bytes<D>(ntok); }
+  static constexpr int stage(int ntok) { return stage_bytes<D, KVT>(ntok); }
+  // prefill: Q [64][SD] | 2 stages of kPreKV tokens | (fp8) converted K, V
+  static constexpr int pre_q = tile16_bytes<D>(kTileQ);
+  static constexpr int pre_bytes =
+      pre_q + 2 * stage_bytes<D, KVT>(kPreKV<D>) + (kConv ? 2 * tile16_bytes<D>(kPreKV<D>) : 0);
+  // decode: Q [16][SD] | per warp: kDecStages<D> stages | (fp8) converted K, V; the warp's merge scratch
+  // (fp32 O [16][SD], m[16], d[16]) overlays its own region once its pipeline is drained.
+  static constexpr int dec_q = tile16_bytes<D>(kTileQDecode);
+  static constexpr int dec_warp =
+      kDecStages<D> * stage_bytes<D, KVT>(kTileKVDecode) + (kConv ? 2 * tile16_bytes<D>(kTileKVDecode) : 0);
+  static constexpr int dec_scratch = kTileQDecode * SD * 4 + 2 * kTileQDecode * 4;
+  static constexpr int dec_bytes = dec_q + kWarps * dec_warp;
+  static constexpr int bytes = pre_bytes > dec_bytes ? pre_bytes : dec_bytes;
+  static_assert(dec_scratch <= dec_warp, "decode merge scratch must fit in a warp's stage region");
+  static_assert(pre_q % 16 == 0 && dec_q % 16 == 0 && dec_warp % 16 == 0 && stage_bytes<D, KVT>(16) % 16 == 0,
+                "16-byte alignment of every block");
+};
+
+// Issues the copies of KV tokens [t0, t0 + NTOK) of one KV head (tokens >= kv_hi zero-filled) into K/V stage
+// buffers; chunks of 8 elements, chunk c handled by the thread with c % nthr == idx.
+template <int D, int NTOK, class KVT>
+__device__ __forceinline__ void issue_kv_tile(const pod_side& S, int page_base, int kv_head, int t0, int kv_hi,
+                                              unsigned char* kdst, unsigned char* vdst, int idx, int nthr) {
+  constexpr int CPR = D / 8;
+  constexpr int SD = D + 8;
+  const int ps = S.kv.page_size;
+  const KVT* kb = static_cast<const KVT*>(S.kv.k);
+  const KVT* vb = static_cast<const KVT*>(S.kv.v);
+  for (int c = idx; c < NTOK * CPR; c += nthr) {
+    const int row = c / CPR, col = (c % CPR) * 8;
+    const int t = t0 + row;
+    const bool ok = t < kv_hi;
+    const KVT* ks = kb;
+    const KVT* vs = vb;
+    if (ok) {
+      const std::int64_t page = S.kv.indices[page_base + t / ps];
+      const std::int64_t slot = t % ps;
+      ks = kb + page * S.kv.k_stride_page + slot * S.kv.k_stride_slot + (std::int64_t)kv_head * S.kv.k_stride_head + col;
+      vs = vb + page * S.kv.v_stride_page + slot * S.kv.v_stride_slot + (std::int64_t)kv_head * S.kv.v_stride_head + col;
+    }
+    if constexpr (sizeof(KVT) == 2) {
+      cp_async16(kdst + (row * SD + col) * 2, ks, ok);
+      cp_async16(vdst + (row * SD + col) * 2, vs, ok);
+    } else {
+      cp_async8(kdst + row * D + col, ks, ok);
+      cp_async8(vdst + row * D + col, vs, ok);
+    }
+  }
+}
+
+// fp8 only: converts the chunks this thread copied (same mapping as issue_kv_tile) to the padded 16-bit tiles.
+template <int D, int NTOK, class QT, class KVT>
+__device__ __forceinline__ void convert_kv_tile(const unsigned char* kraw, const unsigned char* vraw, QT* kt, QT* vt,
+                                                int idx, int nthr) {
+  constexpr int CPR = D / 8;
+  constexpr int SD = D + 8;
+  using KL = KvLoad<QT, KVT>;
+  for (int c = idx; c < NTOK * CPR; c += nthr) {
+    const int row = c / CPR, col = (c % CPR) * 8;
+    *reinterpret_cast<uint4*>(kt + row * SD + col) = KL::load8(kraw, row * D + col);
+    *reinterpret_cast<uint4*>(vt + row * SD + col) = KL::load8(vraw, row * D + col);
+  }
+}
+
+// What one warp needs to mask its 16 rows.
+struct RowMask {
+  const pod_side* S;
+  int r, packed, qo_len, L, kv_hi;
+  int prow[2], irow[2];  // rows gq and gq + 8 of the warp's block: packed row and query row
+  float scale_log2;
+  bool rows_full;        // all 16 rows of the warp's block are real rows (< packed)
+  int pos_min, pos_max;  // bottom-right positions (i + L - qo_len) of the block's first and last rows
+  __device__ __forceinline__ void set_rows(int row0, int g) {  // row0: the block's first packed row
+    prow[0] = row0 + (threadIdx.x & 31) / 4;
+    prow[1] = prow[0] + 8;
+    irow[0] = prow[0] / g;
+    irow[1] = prow[1] / g;
+    rows_full = row0 + 16 <= packed;
+    pos_min = row0 / g + L - qo_len;
+    pos_max = (row0 + 15) / g + L - qo_len;
+  }
+  // True when every (row, token) of the tile [t0, t0 + ntok) is visible: the per-element mask can be skipped.
+  __device__ __forceinline__ bool tile_full(int t0, int ntok) const {
+    if (!rows_full || t0 + ntok > kv_hi || S->mask_mode == POD_MASK_CUSTOM) return false;
+    if (S->mask_mode == POD_MASK_CAUSAL && t0 + ntok - 1 > pos_min) return false;
+    if (S->window_left >= 0 && t0 < pos_max - S->window_left) return false;
+    return true;
+  }
+};
+
+// One warp: its 16 query rows (Qw, padded rows) against NTOK KV tokens starting at t0 (Kt, Vt padded 16-bit
+// tiles), online softmax in the log2 domain, O += P V with P rounded to the query dtype.
+template <int D, int NTOK, class QT>
+__device__ __forceinline__ void attend_tile(const QT* Qw, const QT* Kt, const QT* Vt, int t0, const RowMask& M,
+                                            float (&o)[D / 8][4], float (&m)[2], float (&d)[2], int lane) {
+  constexpr int SD = D + 8;
+  constexpr int NN = NTOK / 8;
+  constexpr int NT_D = D / 8;
+  using Pk = Pack2<QT>;
+  const int tq = lane & 3;
+  float s[NN][4];
+#pragma unroll
+  for (int n = 0; n < NN; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    std::uint32_t a[4];
+    ldsm_x4(a, Qw + (lane & 15) * SD + kk * 16 + (lane >> 4) * 8);
+#pragma unroll
+    for (int nb = 0; nb < NN / 2; ++nb) {
+      std::uint32_t b[4];
+      ldsm_x4(b, Kt + (nb * 16 + (lane & 7) + (lane >> 4) * 8) * SD + kk * 16 + ((lane >> 3) & 1) * 8);
+      mma16816<QT>(s[2 * nb], a, b);
+      mma16816<QT>(s[2 * nb + 1], a, b + 2);
+    }
+  }
+  float mx[2] = {m[0], m[1]};
+  if (M.tile_full(t0, NTOK)) {  // warp-uniform: no element of the tile is masked
+#pragma unroll
+    for (int n = 0; n < NN; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        s[n][e] *= M.scale_log2;
+        mx[e >> 1] = fmaxf(mx[e >> 1], s[n][e]);
+      }
+  } else {
+#pragma unroll
+    for (int n = 0; n < NN; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int hr = e >> 1;
+        const int j = t0 + n * 8 + 2 * tq + (e & 1);
+        const bool ok = M.prow[hr] < M.packed && j < M.kv_hi && visible(*M.S, M.r, M.irow[hr], j, M.qo_len, M.L);
+        s[n][e] = ok ? s[n][e] * M.scale_log2 : -INFINITY;
+        mx[hr] = fmaxf(mx[hr], s[n][e]);
+      }
+  }
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr) {
+    mx[hr] = fmaxf(mx[hr], __shfl_xor_sync(0xffffffffu, mx[hr], 1));
+    mx[hr] = fmaxf(mx[hr], __shfl_xor_sync(0xffffffffu, mx[hr], 2));
+  }
+  float alpha[2];
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr) {
+    alpha[hr] = (mx[hr] == -INFINITY) ? 1.f : exp2f(m[hr] - mx[hr]);  // exp2f(-inf) = 0 on first hit
+    m[hr] = mx[hr];
+    d[hr] *= alpha[hr];
+  }
+  std::uint32_t pa[NTOK / 16][4];  // P as A fragments, one per 16-token k-step
+#pragma unroll
+  for (int n = 0; n < NN; ++n) {
+    float pv[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int hr = e >> 1;
+      pv[e] = (m[hr] == -INFINITY) ? 0.f : exp2f(s[n][e] - m[hr]);
+    }
+    const std::uint32_t lo = Pk::pack(pv[0], pv[1]), hi = Pk::pack(pv[2], pv[3]);
+    d[0] += Pk::lo(lo) + Pk::hi(lo);  // row sums from the rounded weights, as used by PV
+    d[1] += Pk::lo(hi) + Pk::hi(hi);
+    pa[n >> 1][(n & 1) * 2 + 0] = lo;
+    pa[n >> 1][(n & 1) * 2 + 1] = hi;
+  }
+#pragma unroll
+  for (int n = 0; n < NT_D; ++n) {
+    o[n][0] *= alpha[0];
+    o[n][1] *= alpha[0];
+    o[n][2] *= alpha[1];
+    o[n][3] *= alpha[1];
+  }
+#pragma unroll
+  for (int kk = 0; kk < NTOK / 16; ++kk)
+#pragma unroll
+    for (int n = 0; n < NT_D; n += 2) {
+      std::uint32_t b[4];
+      ldsm_x4_trans(b, Vt + (kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * SD + (n + (lane >> 4)) * 8);
+      mma16816<QT>(o[n], pa[kk], b);
+      mma16816<QT>(o[n + 1], pa[kk], b + 2);
+    }
+}
+
+// Writes one packed row's final output pair (cols c, c+1) or partial state; LSE when lse_writer.
+template <int D, class QT>
+__device__ __forceinline__ void write_pair(const KParams& P, const SideDev& SDv, const WorkItem& it, int q_start,
+                                           int qo_len, int prow, int col, float a0, float a1, float mrow, float drow,
+                                           bool lse_writer) {
+  using Pk = Pack2<QT>;
+  const pod_side& S = SDv.s;
+  const int g = P.group;
+  const int i = prow / g;
+  const int h = it.kv_head * g + prow % g;
+  const bool empty = !(drow > 0.f);
+  const float lse2 = empty ? -INFINITY : mrow + log2f(drow);
+  const float inv = empty ? 0.f : 1.f / drow;
+  if (it.nchunks > 1) {
+    const std::int64_t e = SDv.part_base[it.request] + ((std::int64_t)it.chunk * qo_len + i) * P.num_qo_heads + h;
+    float* dst = SDv.part_o + e * D;
+    dst[col] = a0 * inv;
+    dst[col + 1] = a1 * inv;
+    if (lse_writer) SDv.part_lse[e] = lse2;
+  } else {
+    const float f = inv * S.v_scale;
+    QT* dst = static_cast<QT*>(S.o) + (std::int64_t)(q_start + i) * S.o_stride_row + (std::int64_t)h * S.o_stride_head;
+    *reinterpret_cast<std::uint32_t*>(dst + col) = Pk::pack(a0 * f, a1 * f);
+    if (lse_writer && S.lse)
+      S.lse[(std::int64_t)(q_start + i) * S.lse_stride_row + h] =
+          P.lse_base_e ? (empty ? -INFINITY : lse2 * 0.69314718055994531f) : lse2;
+  }
+}
+
+// Loads packed query rows [row_begin, row_begin + rows) into padded smem rows (zeros past the request).
+template <int D, class QT>
+__device__ __forceinline__ void load_q_tile(const pod_side& S, int q_start, int packed, int g, int kv_head,
+                                            int row_begin, int rows, QT* Qs, int tid) {
+  constexpr int SD = D + 8;
+  for (int c = tid; c < rows * (D / 8); c += kThreads) {
+    const int row = c / (D / 8), col = (c % (D / 8)) * 8;
+    const int pr = row_begin + row;
+    uint4 v = make_uint4(0, 0, 0, 0);
+    if (pr < packed) {
+      const int i = pr / g, h = kv_head * g + pr % g;
+      v = *reinterpret_cast<const uint4*>(static_cast<const QT*>(S.q) + (std::int64_t)(q_start + i) * S.q_stride_row +
+                                          (std::int64_t)h * S.q_stride_head + col);
+    }
+    *reinterpret_cast<uint4*>(Qs + row * SD + col) = v;
+  }
+}
+
+// ---- prefill item: 64 packed rows (16 per warp), KV tiles of kPreKV tokens shared by the CTA, double-buffered --
+template <int D, class QT, class KVT>
+__device__ __forceinline__ void prefill_item(const KParams& P, const SideDev& SDv, const WorkItem& it,
+                                             unsigned char* smem, int tid) {
+  using L = Smem<D, KVT>;
+  constexpr int SD = D + 8;
+  constexpr int TK = kPreKV<D>;
+  constexpr int NT_D = D / 8;
+  const int warp = tid >> 5, lane = tid & 31, tq = lane & 3;
+  const pod_side& S = SDv.s;
+  const int r = it.request;
+  const int q_start = S.qo_indptr[r];
+  const int qo_len = S.qo_indptr[r + 1] - q_start;
+  const int Lr = SDv.kv_len[r];
+  const int g = P.group;
+  const int packed = qo_len * g;
+  const int page_base = S.kv.indptr[r];
+
+  QT* Qs = reinterpret_cast<QT*>(smem);
+  unsigned char* stage0 = smem + L::pre_q;
+  QT* Kc = reinterpret_cast<QT*>(smem + L::pre_q + 2 * L::stage(TK));  // fp8: converted tiles
+  QT* Vc = Kc + TK * SD;
+  auto stage_k = [&](int s) { return stage0 + s * L::stage(TK); };
+  auto stage_v = [&](int s) {
+    return stage0 + s * L::stage(TK) + (L::kConv ? TK * D : L::tile16(TK));
+  };
+
+  load_q_tile<D, QT>(S, q_start, packed, g, it.kv_head, it.row_begin, kTileQ, Qs, tid);
+
+  const int i_min = it.row_begin / g;
+  const int i_max = (min(packed, it.row_begin + kTileQ) - 1) / g;
+  int kv_lo = it.kv_begin, kv_hi = it.kv_end;
+  if (S.mask_mode == POD_MASK_CAUSAL) kv_hi = min(kv_hi, max(0, i_max + Lr - qo_len + 1));
+  if (S.window_left >= 0) kv_lo = max(kv_lo, i_min + Lr - qo_len - S.window_left);
+  const int n_tiles = kv_hi > kv_lo ? (kv_hi - kv_lo + TK - 1) / TK : 0;
+
+  float o[NT_D][4];
+#pragma unroll
+  for (int n = 0; n < NT_D; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
+  float m[2] = {-INFINITY, -INFINITY}, d[2] = {0.f, 0.f};
+  const int wrow0 = it.row_begin + warp * 16;
+  const bool warp_active = wrow0 < packed;
+  RowMask M;
+  M.S = &S; M.r = r; M.packed = packed; M.qo_len = qo_len; M.L = Lr; M.kv_hi = kv_hi;
+  M.scale_log2 = SDv.scale_log2;
+  M.set_rows(wrow0, g);
+
+  if (n_tiles > 0) issue_kv_tile<D, TK, KVT>(S, page_base, it.kv_head, kv_lo, kv_hi, stage_k(0), stage_v(0), tid, kThreads);
+  cp_async_commit();
+  for (int k = 0; k < n_tiles; ++k) {
+    const int s = k & 1;
+    // Stage s ^ 1 was last read in iteration k - 1, which ended with a barrier.
+    if (k + 1 < n_tiles)
+      issue_kv_tile<D, TK, KVT>(S, page_base, it.kv_head, kv_lo + (k + 1) * TK, kv_hi, stage_k(s ^ 1),
+                                     stage_v(s ^ 1), tid, kThreads);
+    cp_async_commit();
+    cp_async_wait<1>();  // this thread's copies of tile k are done
+    const QT* Kt;
+    const QT* Vt;
+    if constexpr (L::kConv) {
+      convert_kv_tile<D, TK, QT, KVT>(stage_k(s), stage_v(s), Kc, Vc, tid, kThreads);
+      Kt = Kc;
+      Vt = Vc;
+    } else {
+      Kt = reinterpret_cast<const QT*>(stage_k(s));
+      Vt = reinterpret_cast<const QT*>(stage_v(s));
+    }
+    __syncthreads();  // every thread's copies (and the Q tile) visible
+    if (warp_active) attend_tile<D, TK, QT>(Qs + warp * 16 * SD, Kt, Vt, kv_lo + k * TK, M, o, m, d, lane);
+    __syncthreads();  // tile consumed before its stage (and the converted tile) is overwritten
+  }
+  cp_async_wait<0>();
+
+  if (warp_active) {
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr) {
+      d[hr] += __shfl_xor_sync(0xffffffffu, d[hr], 1);
+      d[hr] += __shfl_xor_sync(0xffffffffu, d[hr], 2);
+    }
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr) {
+      if (M.prow[hr] >= packed) continue;
+#pragma unroll
+      for (int n = 0; n < NT_D; ++n)
+        write_pair<D, QT>(P, SDv, it, q_start, qo_len, M.prow[hr], n * 8 + 2 * tq, o[n][hr * 2], o[n][hr * 2 + 1],
+                          m[hr], d[hr], n == 0 && tq == 0);
+    }
+  }
+}
+
+// ---- decode item: 16 packed rows shared by the 4 warps; each warp streams its own KV tiles of 16 tokens ----
+// (tiles warp, warp + 4, ...) through a kDecStages-deep cp.async ring and keeps its own softmax state; the
+// four states are merged through shared memory (fp32, by LSE) at the end of the item.
+template <int D, class QT, class KVT>
+__device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv, const WorkItem& it,
+                                            unsigned char* smem, int tid) {
+  using L = Smem<D, KVT>;
+  constexpr int SD = D + 8;
+  constexpr int NT_D = D / 8;
+  constexpr int NS = kDecStages<D>;
+  constexpr int T = kTileKVDecode;
+  const int warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
+  const pod_side& S = SDv.s;
+  const int r = it.request;
+  const int q_start = S.qo_indptr[r];
+  const int qo_len = S.qo_indptr[r + 1] - q_start;
+  const int Lr = SDv.kv_len[r];
+  const int g = P.group;
+  const int packed = qo_len * g;
+  const int page_base = S.kv.indptr[r];
+
+  QT* Qs = reinterpret_cast<QT*>(smem);
+  unsigned char* wbase = smem + L::dec_q + warp * L::dec_warp;
+  QT* Kc = reinterpret_cast<QT*>(wbase + NS * L::stage(T));  // fp8: converted tiles
+  QT* Vc = Kc + T * SD;
+  auto stage_k = [&](int s) { return wbase + s * L::stage(T); };
+  auto stage_v = [&](int s) { return wbase + s * L::stage(T) + (L::kConv ? T * D : L::tile16(T)); };
+
+  load_q_tile<D, QT>(S, q_start, packed, g, it.kv_head, it.row_begin, kTileQDecode, Qs, tid);
+
+  const int i_min = it.row_begin / g;
+  const int i_max = (min(packed, it.row_begin + kTileQDecode) - 1) / g;
+  int kv_lo = it.kv_begin, kv_hi = it.kv_end;
+  if (S.mask_mode == POD_MASK_CAUSAL) kv_hi = min(kv_hi, max(0, i_max + Lr - qo_len + 1));
+  if (S.window_left >= 0) kv_lo = max(kv_lo, i_min + Lr - qo_len - S.window_left);
+  const int n_all = kv_hi > kv_lo ? (kv_hi - kv_lo + T - 1) / T : 0;
+  const int nt = n_all > warp ? (n_all - warp + kWarps - 1) / kWarps : 0;  // this warp's tiles
+  auto tile_start = [&](int k) { return kv_lo + (warp + k * kWarps) * T; };
+
+  float o[NT_D][4];
+#pragma unroll
+  for (int n = 0; n < NT_D; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
+  float m[2] = {-INFINITY, -INFINITY}, d[2] = {0.f, 0.f};
+  RowMask M;
+  M.S = &S; M.r = r; M.packed = packed; M.qo_len = qo_len; M.L = Lr; M.kv_hi = kv_hi;
+  M.scale_log2 = SDv.scale_log2;
+  M.set_rows(it.row_begin, g);
+
+  // Prologue: NS - 1 tiles in flight (one commit group per tile slot, empty groups past the end).
+#pragma unroll
+  for (int s = 0; s < NS - 1; ++s) {
+    if (s < nt) issue_kv_tile<D, T, KVT>(S, page_base, it.kv_head, tile_start(s), kv_hi, stage_k(s), stage_v(s), lane, 32);
+    cp_async_commit();
+  }
+  __syncthreads();  // the Q tile is visible to every warp
+  for (int k = 0; k < nt; ++k) {
+    __syncwarp();  // every lane is done with tile k - 1 (its stage is refilled next, the converted tile too)
+    const int kn = k + NS - 1;
+    if (kn < nt)
+      issue_kv_tile<D, T, KVT>(S, page_base, it.kv_head, tile_start(kn), kv_hi, stage_k(kn % NS), stage_v(kn % NS),
+                               lane, 32);
+    cp_async_commit();
+    cp_async_wait<NS - 1>();  // this lane's copies of tile k are done
+    const int s = k % NS;
+    const QT* Kt;
+    const QT* Vt;
+    if constexpr (L::kConv) {
+      convert_kv_tile<D, T, QT, KVT>(stage_k(s), stage_v(s), Kc, Vc, lane, 32);
+      Kt = Kc;
+      Vt = Vc;
+    } else {
+      Kt = reinterpret_cast<const QT*>(stage_k(s));
+      Vt = reinterpret_cast<const QT*>(stage_v(s));
+    }
+    __syncwarp();  // all lanes' copies of tile k visible to the warp
+    attend_tile<D, T, QT>(Qs, Kt, Vt, tile_start(k), M, o, m, d, lane);
+  }
+  cp_async_wait<0>();
+  __syncwarp();  // the warp's stages are free: its merge scratch overlays them
+
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr) {
+    d[hr] += __shfl_xor_sync(0xffffffffu, d[hr], 1);
+    d[hr] += __shfl_xor_sync(0xffffffffu, d[hr], 2);
+  }
+  float* so = reinterpret_cast<float*>(wbase);  // [16][SD] fp32, then m[16], d[16]
+  float* sm = so + kTileQDecode * SD;
+  float* sdd = sm + kTileQDecode;
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr) {
+    const int row = gq + 8 * hr;
+#pragma unroll
+    for (int n = 0; n < NT_D; ++n)
+      *reinterpret_cast<float2*>(so + row * SD + n * 8 + 2 * tq) = make_float2(o[n][hr * 2], o[n][hr * 2 + 1]);
+    if (tq == 0) {
+      sm[row] = m[hr];
+      sdd[row] = d[hr];
+    }
+  }
+  __syncthreads();  // all four warps' states in shared memory
+
+  for (int c = tid; c < kTileQDecode * (D / 2); c += kThreads) {
+    const int row = c / (D / 2), col = (c % (D / 2)) * 2;
+    const int prow = it.row_begin + row;
+    if (prow >= packed) continue;
+    float mw[kWarps], mxw = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      mw[w] = reinterpret_cast<const float*>(smem + L::dec_q + w * L::dec_warp)[kTileQDecode * SD + row];
+      mxw = fmaxf(mxw, mw[w]);
+    }
+    float dsum = 0.f, a0 = 0.f, a1 = 0.f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      const float* wo = reinterpret_cast<const float*>(smem + L::dec_q + w * L::dec_warp);
+      const float f = (mw[w] == -INFINITY) ? 0.f : exp2f(mw[w] - mxw);
+      dsum += f * wo[kTileQDecode * SD + kTileQDecode + row];
+      const float2 v = *reinterpret_cast<const float2*>(wo + row * SD + col);
+      a0 += f * v.x;
+      a1 += f * v.y;
+    }
+    write_pair<D, QT>(P, SDv, it, q_start, qo_len, prow, col, a0, a1, mxw, dsum, col == 0);
+  }
+}
+
 // ---- the fused kernel ----------------------------------------------------------------------------------
 template <int D, class QT, class KVT>
 __global__ void __launch_bounds__(kThreads) pod_fused_kernel(const __grid_constant__ KParams P) {
-  constexpr int SD = D + 8;  // padded smem row (conflict-free fragment loads)
-  constexpr int NT_D = D / 8;
-  using Pk = Pack2<QT>;
-  using KL = KvLoad<QT, KVT>;
   extern __shared__ uint4 smem_raw[];
-  QT* Qs = reinterpret_cast<QT*>(smem_raw);
-  QT* Ks = Qs + kTileQ * SD;
-  QT* Vs = Ks + kTileKV * SD;
+  unsigned char* smem = reinterpret_cast<unsigned char*>(smem_raw);
   __shared__ int s_item, s_side, s_role;
-
-  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  const int gq = lane >> 2, tq = lane & 3;  // fragment row group and thread-in-group
+  const int tid = threadIdx.x;
 
   if (tid == 0) {
     const int ticket = atomicAdd(&P.counters[2 + (smid() % kMaxSms)], 1);
     s_role = (ticket % P.ctas_per_sm) < P.prefill_ctas_per_sm ? 0 : 1;
   }
   __syncthreads();
-  int role = s_role;
-  bool exhausted[2] = {false, false};
+  const int role = s_role;
+  unsigned exhausted = 0;  // bit s: queue s is empty (a bit mask, not an array: no local memory)
 
   for (;;) {
     if (tid == 0) {
       int side = -1, idx = -1;
       for (int attempt = 0; attempt < 2 && side < 0; ++attempt) {
         const int sd = attempt == 0 ? role : 1 - role;
-        if (exhausted[sd] || P.side[sd].n_items == 0) { exhausted[sd] = true; continue; }
+        if (((exhausted >> sd) & 1u) || P.side[sd].n_items == 0) { exhausted |= 1u << sd; continue; }
         const int k = atomicAdd(&P.counters[sd], 1);
         if (k < P.side[sd].n_items) { side = sd; idx = k; }
-        else exhausted[sd] = true;
+        else exhausted |= 1u << sd;
       }
       s_side = side;
       s_item = idx;
@@ -185,194 +672,10 @@ __global__ void __launch_bounds__(kThreads) pod_fused_kernel(const __grid_consta
     const int side = s_side, item_idx = s_item;
     if (side < 0) return;
     const SideDev& SDv = P.side[side];
-    const pod_side& S = SDv.s;
     const WorkItem it = SDv.items[item_idx];
-    const int r = it.request;
-    const int q_start = S.qo_indptr[r];
-    const int qo_len = S.qo_indptr[r + 1] - q_start;
-    const int L = SDv.kv_len[r];
-    const int g = P.group;
-    const int packed = qo_len * g;
-    const int page_base = S.kv.indptr[r];
-    const int ps = S.kv.page_size;
-
-    // Q tile -> smem (zero rows past the request).
-    for (int c = tid; c < kTileQ * (D / 8); c += kThreads) {
-      const int row = c / (D / 8), col = (c % (D / 8)) * 8;
-      const int pr = it.row_begin + row;
-      uint4 v = make_uint4(0, 0, 0, 0);
-      if (pr < packed) {
-        const int i = pr / g, h = it.kv_head * g + pr % g;
-        v = *reinterpret_cast<const uint4*>(static_cast<const QT*>(S.q) + (std::int64_t)(q_start + i) * S.q_stride_row +
-                                            (std::int64_t)h * S.q_stride_head + col);
-      }
-      *reinterpret_cast<uint4*>(Qs + row * SD + col) = v;
-    }
-
-    // KV range this tile can see (mask bounds), intersected with the chunk.
-    const int i_min = it.row_begin / g;
-    const int i_max = (min(packed, it.row_begin + kTileQ) - 1) / g;
-    int kv_lo = it.kv_begin, kv_hi = it.kv_end;
-    if (S.mask_mode == POD_MASK_CAUSAL) kv_hi = min(kv_hi, max(0, i_max + L - qo_len + 1));
-    if (S.window_left >= 0) kv_lo = max(kv_lo, i_min + L - qo_len - S.window_left);
-
-    // Per-thread state: rows gq and gq+8 of this warp's 16.
-    float o[NT_D][4];
-#pragma unroll
-    for (int n = 0; n < NT_D; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
-    float m[2] = {-INFINITY, -INFINITY}, d[2] = {0.f, 0.f};
-    const int wrow0 = it.row_begin + warp * 16;
-    const bool warp_active = wrow0 < packed;
-    int prow[2], irow[2];
-    prow[0] = wrow0 + gq;
-    prow[1] = wrow0 + gq + 8;
-    irow[0] = prow[0] / g;
-    irow[1] = prow[1] / g;
-
-    for (int t0 = kv_lo; t0 < kv_hi; t0 += kTileKV) {
-      __syncthreads();  // previous tile consumed (and Q tile stored, first time)
-      for (int c = tid; c < kTileKV * (D / 8) * 2; c += kThreads) {
-        const int isv = c >= kTileKV * (D / 8);
-        const int cc = isv ? c - kTileKV * (D / 8) : c;
-        const int row = cc / (D / 8), col = (cc % (D / 8)) * 8;
-        const int t = t0 + row;
-        uint4 v = make_uint4(0, 0, 0, 0);
-        if (t < kv_hi) {
-          const std::int64_t page = S.kv.indices[page_base + t / ps];
-          const int slot = t % ps;
-          if (isv)
-            v = KL::load8(S.kv.v, page * S.kv.v_stride_page + (std::int64_t)slot * S.kv.v_stride_slot +
-                                      (std::int64_t)it.kv_head * S.kv.v_stride_head + col);
-          else
-            v = KL::load8(S.kv.k, page * S.kv.k_stride_page + (std::int64_t)slot * S.kv.k_stride_slot +
-                                      (std::int64_t)it.kv_head * S.kv.k_stride_head + col);
-        }
-        *reinterpret_cast<uint4*>((isv ? Vs : Ks) + row * SD + col) = v;
-      }
-      __syncthreads();
-      if (!warp_active) continue;
-
-      // S = Q K^T for this warp's 16 rows x 32 tokens.
-      float s[4][4];
-#pragma unroll
-      for (int n = 0; n < 4; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
-      const QT* qw = Qs + (warp * 16) * SD;
-#pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) {
-        std::uint32_t a[4];
-        a[0] = *reinterpret_cast<const std::uint32_t*>(qw + gq * SD + kk * 16 + 2 * tq);
-        a[1] = *reinterpret_cast<const std::uint32_t*>(qw + (gq + 8) * SD + kk * 16 + 2 * tq);
-        a[2] = *reinterpret_cast<const std::uint32_t*>(qw + gq * SD + kk * 16 + 2 * tq + 8);
-        a[3] = *reinterpret_cast<const std::uint32_t*>(qw + (gq + 8) * SD + kk * 16 + 2 * tq + 8);
-#pragma unroll
-        for (int n = 0; n < 4; ++n) {
-          std::uint32_t b[2];
-          b[0] = *reinterpret_cast<const std::uint32_t*>(Ks + (n * 8 + gq) * SD + kk * 16 + 2 * tq);
-          b[1] = *reinterpret_cast<const std::uint32_t*>(Ks + (n * 8 + gq) * SD + kk * 16 + 2 * tq + 8);
-          mma16816<QT>(s[n], a, b);
-        }
-      }
-      // Scale, mask, online softmax (log2 domain).
-      float mx[2] = {m[0], m[1]};
-#pragma unroll
-      for (int n = 0; n < 4; ++n)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int hr = e >> 1;
-          const int j = t0 + n * 8 + 2 * tq + (e & 1);
-          const bool ok = prow[hr] < packed && j < kv_hi && visible(S, r, irow[hr], j, qo_len, L);
-          s[n][e] = ok ? s[n][e] * SDv.scale_log2 : -INFINITY;
-          mx[hr] = fmaxf(mx[hr], s[n][e]);
-        }
-#pragma unroll
-      for (int hr = 0; hr < 2; ++hr) {
-        mx[hr] = fmaxf(mx[hr], __shfl_xor_sync(0xffffffffu, mx[hr], 1));
-        mx[hr] = fmaxf(mx[hr], __shfl_xor_sync(0xffffffffu, mx[hr], 2));
-      }
-      float alpha[2];
-#pragma unroll
-      for (int hr = 0; hr < 2; ++hr) {
-        alpha[hr] = (mx[hr] == -INFINITY) ? 1.f : exp2f(m[hr] - mx[hr]);  // exp2f(-inf) = 0 on first hit
-        m[hr] = mx[hr];
-        d[hr] *= alpha[hr];
-      }
-      std::uint32_t pa[2][4];  // P as A fragments for the two 16-token k-steps
-#pragma unroll
-      for (int n = 0; n < 4; ++n) {
-        float pv[4];
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int hr = e >> 1;
-          pv[e] = (m[hr] == -INFINITY) ? 0.f : exp2f(s[n][e] - m[hr]);
-        }
-        const std::uint32_t lo = Pk::pack(pv[0], pv[1]), hi = Pk::pack(pv[2], pv[3]);
-        // Row sums from the rounded weights, as used by PV.
-        d[0] += Pk::lo(lo) + Pk::hi(lo);
-        d[1] += Pk::lo(hi) + Pk::hi(hi);
-        pa[n >> 1][(n & 1) * 2 + 0] = lo;
-        pa[n >> 1][(n & 1) * 2 + 1] = hi;
-      }
-#pragma unroll
-      for (int n = 0; n < NT_D; ++n) {
-        o[n][0] *= alpha[0];
-        o[n][1] *= alpha[0];
-        o[n][2] *= alpha[1];
-        o[n][3] *= alpha[1];
-      }
-      const unsigned short* vs = reinterpret_cast<const unsigned short*>(Vs);
-#pragma unroll
-      for (int kk = 0; kk < 2; ++kk) {
-#pragma unroll
-        for (int n = 0; n < NT_D; ++n) {
-          const int col = n * 8 + gq;
-          const int tk = kk * 16 + 2 * tq;
-          std::uint32_t b[2];
-          b[0] = std::uint32_t(vs[tk * SD + col]) | (std::uint32_t(vs[(tk + 1) * SD + col]) << 16);
-          b[1] = std::uint32_t(vs[(tk + 8) * SD + col]) | (std::uint32_t(vs[(tk + 9) * SD + col]) << 16);
-          mma16816<QT>(o[n], pa[kk], b);
-        }
-      }
-    }
-
-    // Finalise: full row sums across the quad, then write the output or a partial state.
-    if (warp_active) {
-#pragma unroll
-      for (int hr = 0; hr < 2; ++hr) {
-        d[hr] += __shfl_xor_sync(0xffffffffu, d[hr], 1);
-        d[hr] += __shfl_xor_sync(0xffffffffu, d[hr], 2);
-      }
-      const bool partial = it.nchunks > 1;
-#pragma unroll
-      for (int hr = 0; hr < 2; ++hr) {
-        if (prow[hr] >= packed) continue;
-        const int i = irow[hr];
-        const int h = it.kv_head * g + prow[hr] % g;
-        const bool empty = !(d[hr] > 0.f);
-        const float lse2 = empty ? -INFINITY : m[hr] + log2f(d[hr]);
-        const float inv = empty ? 0.f : 1.f / d[hr];
-        if (partial) {
-          const std::int64_t e =
-              SDv.part_base[r] + ((std::int64_t)it.chunk * qo_len + i) * P.num_qo_heads + h;
-          float* dst = SDv.part_o + e * D;
-#pragma unroll
-          for (int n = 0; n < NT_D; ++n) {
-            dst[n * 8 + 2 * tq] = o[n][hr * 2] * inv;
-            dst[n * 8 + 2 * tq + 1] = o[n][hr * 2 + 1] * inv;
-          }
-          if (tq == 0) SDv.part_lse[e] = lse2;
-        } else {
-          const float f = inv * S.v_scale;
-          QT* dst = static_cast<QT*>(S.o) + (std::int64_t)(q_start + i) * S.o_stride_row + (std::int64_t)h * S.o_stride_head;
-#pragma unroll
-          for (int n = 0; n < NT_D; ++n)
-            *reinterpret_cast<std::uint32_t*>(dst + n * 8 + 2 * tq) = Pk::pack(o[n][hr * 2] * f, o[n][hr * 2 + 1] * f);
-          if (tq == 0 && S.lse)
-            S.lse[(std::int64_t)(q_start + i) * S.lse_stride_row + h] =
-                P.lse_base_e ? (empty ? -INFINITY : lse2 * 0.69314718055994531f) : lse2;
-        }
-      }
-    }
-    __syncthreads();  // smem reuse by the next item
+    if (side == 0) prefill_item<D, QT, KVT>(P, SDv, it, smem, tid);
+    else decode_item<D, QT, KVT>(P, SDv, it, smem, tid);
+    __syncthreads();  // smem (and s_item) reuse by the next item
   }
 }
 
@@ -425,7 +728,7 @@ __global__ void __launch_bounds__(kThreads) pod_merge_kernel(const __grid_consta
 
 template <int D, class QT, class KVT>
 std::size_t fused_smem_bytes() {
-  return std::size_t(kTileQ + 2 * kTileKV) * (D + 8) * sizeof(QT);
+  return std::size_t(Smem<D, KVT>::bytes);
 }
 
 struct Kernels {
@@ -501,6 +804,9 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   int sms = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   CUDA_CHECK(cudaFuncSetAttribute(m.kern.fused, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)m.kern.smem));
+  // v2's decode rings want the whole carveout for shared memory (a hint; occupancy is read back below).
+  CUDA_CHECK(cudaFuncSetAttribute(m.kern.fused, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                  (int)cudaSharedmemCarveoutMaxShared));
   int per_sm = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, m.kern.fused, kThreads, m.kern.smem));
   if (per_sm < 1) throw CudaError("pod_fused_kernel cannot be resident (occupancy 0)");
@@ -550,8 +856,9 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   st.grid_ctas = m.grid;
   st.threads_per_cta = kThreads;
   st.smem_bytes = (int)m.kern.smem;
-  st.tile_q_prefill = st.tile_q_decode = kTileQ;
-  st.tile_kv = kTileKV;
+  st.tile_q_prefill = kTileQ;
+  st.tile_q_decode = kTileQDecode;
+  st.tile_kv = p.head_dim == 256 ? kPreKV<256> : kPreKV<128>;  // prefill KV tile; decode warps use kTileKVDecode
   st.items_prefill = (int)m.plan.side[0].items.size();
   st.items_decode = (int)m.plan.side[1].items.size();
   st.max_splits_prefill = m.plan.side[0].max_splits;
@@ -629,7 +936,7 @@ thread_local std::string g_last_error;
 
 extern "C" const pod_kernel_info* podcheck_kernel_info(void) {
   static const pod_kernel_info info{POD_ABI_VERSION, podcheck::kernels::kKernelName, podcheck::kernels::kKernelVersion,
-                                    "fused POD v1: SM-aware CTA roles, mma.sync m16n8k16, split-KV + LSE merge"};
+                                    "fused POD v2: SM-aware CTA roles, decode split over warps, cp.async pipelines, ldmatrix + mma.sync m16n8k16, split-KV + LSE merge"};
   return &info;
 }
 

@@ -11,7 +11,7 @@
 namespace podcheck::kernels {
 
 inline constexpr const char* kKernelName = "podcheck-cuda";
-inline constexpr const char* kKernelVersion = "v1";
+inline constexpr const char* kKernelVersion = "v2";
 
 // A planned launch with its device-side plan and workspace. Not copyable. Throws CudaError.
 class PreparedPod {
@@ -31,7 +31,7 @@ class PreparedPod {
   std::unique_ptr<Impl> impl_;
 };
 
-// "podcheck-cuda v1 (git <describe>)": version recorded in trace provenance.
+// "podcheck-cuda v2 (git <describe>)": version recorded in trace provenance.
 std::string build_version();
 // "NVIDIA H200 (sm_90, 132 SMs)" for the current device.
 std::string device_description();

@@ -18,10 +18,10 @@ bool is8(int t) { return t == POD_DTYPE_E4M3 || t == POD_DTYPE_E5M2; }
 
 std::string check_side(const pod_problem& p, const pod_side& s, const char* name, bool* invalid) {
   const std::string n = name;
-  if (s.pos_encoding == POD_POS_ROPE_LLAMA) return n + ": RoPE-LLaMA is not supported by podcheck-cuda v1";
-  if (s.pos_encoding == POD_POS_ALIBI) return n + ": ALiBi is not supported by podcheck-cuda v1";
+  if (s.pos_encoding == POD_POS_ROPE_LLAMA) return n + ": RoPE-LLaMA is not supported by podcheck-cuda";
+  if (s.pos_encoding == POD_POS_ALIBI) return n + ": ALiBi is not supported by podcheck-cuda";
   if (s.pos_encoding != POD_POS_NONE) { *invalid = true; return n + ": unknown pos_encoding"; }
-  if (s.logits_soft_cap != 0.0f) return n + ": logits soft cap is not supported by podcheck-cuda v1";
+  if (s.logits_soft_cap != 0.0f) return n + ": logits soft cap is not supported by podcheck-cuda";
   if (s.mask_mode < POD_MASK_NONE || s.mask_mode > POD_MASK_CUSTOM) { *invalid = true; return n + ": unknown mask_mode"; }
   if (s.num_requests < 0 || !s.qo_indptr_host || !s.kv.indptr_host || !s.kv.last_page_len_host) {
     *invalid = true;
@@ -86,11 +86,11 @@ std::string check_support(const pod_problem& p, bool* invalid) {
 
 namespace {
 
-// Tokens a query tile [row_begin, row_begin + kTileQ) of packed rows can see within [0, L) (mask bounds only).
-void tile_kv_bounds(const pod_side& s, int g, int qo_len, int L, int row_begin, int* lo, int* hi) {
+// Tokens a query tile [row_begin, row_begin + rows) of packed rows can see within [0, L) (mask bounds only).
+void tile_kv_bounds(const pod_side& s, int g, int qo_len, int L, int row_begin, int rows, int* lo, int* hi) {
   const int packed = qo_len * g;
   const int i_min = row_begin / g;
-  const int i_max = (std::min(packed, row_begin + kTileQ) - 1) / g;
+  const int i_max = (std::min(packed, row_begin + rows) - 1) / g;
   *lo = 0;
   *hi = L;
   if (s.mask_mode == POD_MASK_CAUSAL) *hi = std::clamp(i_max + L - qo_len + 1, 0, L);
@@ -100,6 +100,7 @@ void tile_kv_bounds(const pod_side& s, int g, int qo_len, int L, int row_begin, 
 void plan_side(const pod_problem& p, const pod_side& s, int side_index, int chunk, SidePlan& out,
                std::vector<MergeRow>& merge_rows) {
   const int g = p.num_qo_heads / p.num_kv_heads;
+  const int rows = tile_rows(side_index);
   out.items.clear();
   out.part_base.assign(s.num_requests, -1);
   out.kv_len.resize(s.num_requests);
@@ -120,12 +121,12 @@ void plan_side(const pod_problem& p, const pod_side& s, int side_index, int chun
       for (int i = 0; i < qo_len; ++i) merge_rows.push_back({side_index, r, i, 0});
     }
     for (int kh = 0; kh < p.num_kv_heads; ++kh)
-      for (int rb = 0; rb < qo_len * g; rb += kTileQ)
+      for (int rb = 0; rb < qo_len * g; rb += rows)
         for (int c = 0; c < nchunks; ++c) {
           const int kb = nchunks > 1 ? c * chunk : 0;
           const int ke = nchunks > 1 ? std::min(L, kb + chunk) : L;
           int lo, hi;
-          tile_kv_bounds(s, g, qo_len, L, rb, &lo, &hi);
+          tile_kv_bounds(s, g, qo_len, L, rb, rows, &lo, &hi);
           const int cost = std::max(0, std::min(ke, hi) - std::max(kb, lo)) + kTileKV;  // + fixed overhead
           out.items.push_back({r, kh, rb, kb, ke, c, nchunks, cost});
           out.cost += cost;
@@ -150,7 +151,7 @@ PodPlan make_plan(const pod_problem& p, int target_ctas, int ctas_per_sm) {
     const pod_side& s = *sides[si];
     for (int r = 0; r < s.num_requests; ++r) {
       const int qo_len = s.qo_indptr_host[r + 1] - s.qo_indptr_host[r];
-      base_items += (long long)((qo_len * g + kTileQ - 1) / kTileQ) * p.num_kv_heads;
+      base_items += (long long)((qo_len * g + tile_rows(si) - 1) / tile_rows(si)) * p.num_kv_heads;
       max_len[si] = std::max(max_len[si], kv_len_of(s.kv, r));
     }
   }

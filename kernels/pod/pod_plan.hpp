@@ -11,10 +11,15 @@
 
 namespace podcheck::kernels {
 
-inline constexpr int kTileQ = 64;   // packed (query row, head-in-group) rows per CTA tile: 4 warps x 16
-inline constexpr int kTileKV = 32;  // KV tokens per shared-memory tile
+inline constexpr int kTileQ = 64;   // prefill: packed (query row, head-in-group) rows per CTA tile: 4 warps x 16
+inline constexpr int kTileKV = 32;  // prefill: KV tokens per shared-memory tile (also the split-chunk granule)
+inline constexpr int kTileQDecode = 16;   // decode: packed rows per item (one mma row block, shared by 4 warps)
+inline constexpr int kTileKVDecode = 16;  // decode: KV tokens per warp tile (each warp streams its own tiles)
 inline constexpr int kWarps = 4;
 inline constexpr int kThreads = kWarps * 32;
+
+// Packed query rows per work item of a side (0 prefill, 1 decode).
+constexpr int tile_rows(int side) { return side == 0 ? kTileQ : kTileQDecode; }
 
 // One unit of work; shared verbatim with the device code (plain, 32 bytes).
 struct WorkItem {

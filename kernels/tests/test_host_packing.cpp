@@ -5,10 +5,12 @@
 #include "kernels/tests/test_cases.hpp"
 #include "testing/catch.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <map>
 #include <set>
+#include <tuple>
 #include <type_traits>
 
 using namespace podcheck;
@@ -166,7 +168,7 @@ TEST_CASE("plan: every (request kv head packed row KV token) is covered exactly 
       for (int r = 0; r < sd.num_requests; ++r) {
         const int q = sd.qo_indptr_host[r + 1] - sd.qo_indptr_host[r], L = kv_len_of(sd.kv, r);
         for (int kh = 0; kh < 2; ++kh)
-          for (int rb = 0; rb < q * 6; rb += kTileQ) {
+          for (int rb = 0; rb < q * 6; rb += tile_rows(si)) {
             auto v = ranges[{r, kh, rb}];
             std::sort(v.begin(), v.end());
             REQUIRE(!v.empty());
@@ -183,4 +185,106 @@ TEST_CASE("plan: every (request kv head packed row KV token) is covered exactly 
     CHECK(plan.merge_rows.size() == merges);
     CHECK(plan.prefill_ctas_per_sm == 1);  // both sides have work, 2 CTAs per SM: one starts in each role
   }
+}
+
+// Expands a side's items into (request, packed row, kv head, KV token) cells, each counted.
+static std::map<std::tuple<int, int, int, int>, int> cells_of(const SidePlan& sp, int si, int g) {
+  std::map<std::tuple<int, int, int, int>, int> n;
+  for (const WorkItem& w : sp.items) {
+    CHECK(w.row_begin % tile_rows(si) == 0);
+    CHECK(w.kv_begin % kTileKV == 0);  // chunk boundaries stay on the split granule
+    for (int pr = w.row_begin; pr < w.row_begin + tile_rows(si); ++pr)
+      for (int t = w.kv_begin; t < w.kv_end; ++t) ++n[{w.request, pr, w.kv_head, t}];
+  }
+  (void)g;
+  return n;
+}
+
+TEST_CASE("plan v2: decode items are 16 packed rows, g > 16 spans tiles, every cell covered once", "[kernels][host]") {
+  for (int g : {1, 4, 6, 16, 20, 32}) {
+    CaseSpec s;
+    s.kv_heads = 2;
+    s.heads = 2 * g;
+    s.head_dim = 64;
+    s.prefill = side(true, {5, 0, 20}, {40, 3, 30}, MaskMode::causal);
+    s.decode = side(true, {1, 1, 1, 1}, {1, 700, 0, 33});
+    const Case c = test::build_case(s);
+    PackedProblem pp;
+    pack_case(c, pp);
+    for (int chunk : {0, 32, 256}) {
+      INFO("g " << g << " chunk " << chunk);
+      pp.problem.kv_chunk_tokens = chunk;
+      const PodPlan plan = make_plan(pp.problem, 264, 2);
+      for (int si = 0; si < 2; ++si) {
+        const pod_side& sd = si == 0 ? pp.problem.prefill : pp.problem.decode;
+        const SidePlan& sp = plan.side[si];
+        const auto cells = cells_of(sp, si, g);
+        std::size_t expect = 0;
+        std::size_t items_expect = 0;
+        int max_splits = 1;
+        for (int r = 0; r < sd.num_requests; ++r) {
+          const int q = sd.qo_indptr_host[r + 1] - sd.qo_indptr_host[r], L = kv_len_of(sd.kv, r);
+          const int rows = q * g;
+          const int tiles = (rows + tile_rows(si) - 1) / tile_rows(si);
+          const int nch = (sp.chunk_tokens > 0 && L > sp.chunk_tokens) ? (L + sp.chunk_tokens - 1) / sp.chunk_tokens : 1;
+          if (q > 0) max_splits = std::max(max_splits, nch);
+          items_expect += std::size_t(tiles) * 2 * (q > 0 ? nch : 0);
+          for (int pr = 0; pr < rows; ++pr)
+            for (int kh = 0; kh < 2; ++kh)
+              for (int t = 0; t < L; ++t) {
+                auto it = cells.find({r, pr, kh, t});
+                REQUIRE(it != cells.end());
+                CHECK(it->second == 1);
+                ++expect;
+              }
+        }
+        // Cells past the packed rows of a request (tile padding) are the only extras; count real ones.
+        std::size_t real = 0;
+        for (const auto& [k, v] : cells) {
+          const int r = std::get<0>(k);
+          const int q = sd.qo_indptr_host[r + 1] - sd.qo_indptr_host[r];
+          if (std::get<1>(k) < q * g) real += v;
+          CHECK(std::get<3>(k) < kv_len_of(sd.kv, r));
+        }
+        CHECK(real == expect);
+        CHECK(sp.items.size() == items_expect);
+        CHECK(sp.max_splits == max_splits);
+        if (chunk > 0) CHECK(sp.chunk_tokens == chunk);
+        for (const WorkItem& w : sp.items) CHECK(w.nchunks == (int)std::count_if(sp.items.begin(), sp.items.end(), [&](const WorkItem& x) {
+                                                   return x.request == w.request && x.kv_head == w.kv_head && x.row_begin == w.row_begin;
+                                                 }));
+      }
+    }
+  }
+}
+
+TEST_CASE("plan v2: split-KV fills the resident CTAs when the unsplit items cannot", "[kernels][host]") {
+  CaseSpec s;
+  s.heads = 8;
+  s.kv_heads = 2;
+  s.head_dim = 64;
+  s.decode = side(true, {1, 1}, {2560, 2560});
+  const Case c = test::build_case(s);
+  PackedProblem pp;
+  pack_case(c, pp);
+  const PodPlan plan = make_plan(pp.problem, 40, 2);
+  const SidePlan& sp = plan.side[1];
+  // 2 requests x 2 kv heads x one 16-row tile (g = 4) = 4 unsplit items < 40 CTAs: 10 chunks of 256.
+  CHECK(sp.chunk_tokens == 256);
+  CHECK(sp.items.size() == 40);
+  CHECK(sp.max_splits == 10);
+  CHECK(plan.merge_rows.size() == 2);
+  CHECK(sp.part_entries == 2 * 10 * 8);
+  CHECK(plan.prefill_ctas_per_sm == 0);  // decode only
+  for (std::size_t k = 1; k < sp.items.size(); ++k) CHECK(sp.items[k - 1].cost >= sp.items[k].cost);  // heaviest first
+  // Enough unsplit items: no split.
+  CaseSpec s2 = s;
+  s2.decode = side(true, std::vector<int>(24, 1), std::vector<int>(24, 100));
+  const Case c2 = test::build_case(s2);
+  PackedProblem pp2;
+  pack_case(c2, pp2);
+  const PodPlan plan2 = make_plan(pp2.problem, 40, 2);
+  CHECK(plan2.side[1].chunk_tokens == 0);
+  CHECK(plan2.side[1].items.size() == 24 * 2);
+  CHECK(plan2.merge_rows.empty());
 }
