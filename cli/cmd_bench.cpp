@@ -1,6 +1,9 @@
-// podcheck bench reference: times the fast float64 reference on three POD-shaped problems and compares its
-// useful throughput (4*D FLOPs per visible (row, head, key)) with OpenBLAS dgemm measured in the same run on
-// the same threads, right around each case (the better of two dgemm runs, since the machine may be shared).
+// podcheck bench reference: times the fast float64 reference on POD-shaped problems against a roofline measured in
+// the same run on the same threads, right around each case (the better of two runs of each, since the machine
+// may be shared): useful throughput (4*D FLOPs per visible (row, head, key)) against OpenBLAS dgemm, and the
+// bytes the case must move (reference::min_bytes: visible KV once in its storage dtype, Q, float64 O and LSE)
+// against the machine's read bandwidth. The case's bound is max(flops / dgemm, bytes / bandwidth); the ratio
+// printed last is that bound over the measured time.
 // `bench kernel` (cli/cmd_bench_kernel.cpp) hangs under the same `bench` command.
 #include "cli/commands.hpp"
 #include "reference/reference.hpp"
@@ -109,17 +112,48 @@ double dgemm_gflops(int n, int threads) {
   return 2.0 * n * n * static_cast<double>(n) / best / 1e9;
 }
 
+// Read bandwidth in GB/s of `threads` OpenMP threads summing a 512 MiB buffer (16x the 32 MiB LLC here), each
+// its own static half, best of 3. 64-bit integer adds keep the loop load-bound rather than add-latency-bound.
+// The buffer is allocated and first touched in parallel once, then kept.
+double read_bandwidth_gbs(int threads) {
+  constexpr std::size_t kWords = std::size_t{64} << 20;  // 512 MiB of uint64
+  static std::unique_ptr<std::uint64_t[]> buf;
+  if (!buf) {
+    buf.reset(new std::uint64_t[kWords]);
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::size_t i = 0; i < kWords; ++i) buf[i] = i * 0x9E3779B97F4A7C15ull;
+  }
+  const std::uint64_t* p = buf.get();
+  double best = 1e30;
+  std::uint64_t sink = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    auto t0 = Clock::now();
+    std::uint64_t sum = 0;
+#pragma omp parallel for simd schedule(static) reduction(+ : sum) num_threads(threads)
+    for (std::size_t i = 0; i < kWords; ++i) sum += p[i];
+    best = std::min(best, seconds_since(t0));
+    sink += sum;
+  }
+  if (sink == 42) std::fprintf(stderr, " ");  // keeps the sums alive
+  return static_cast<double>(kWords * 8) / best / 1e9;
+}
+
 struct BenchRow {
   std::string name;
   double seconds, useful_gflops, dgemm_gflops, ratio;
+  double bytes, gbs, bandwidth_gbs, ratio_bw;
+  std::string bound;     // "dgemm" or "bandwidth": which side of the roofline binds
+  double ratio_roofline;  // max(flops / dgemm, bytes / bandwidth) / seconds
 };
 
-void run_bench_reference(const std::string& json_path, bool quick, bool force) {
+void run_bench_reference(const std::string& json_path, bool quick, bool force, const std::string& only) {
   if (!json_path.empty() && std::filesystem::exists(json_path) && !force)
     throw UsageError("refusing to overwrite '" + json_path + "' (use --force)");
   const int threads = omp_get_max_threads();
   const int dgemm_n = quick ? 1024 : 2048;
-  std::fprintf(stderr, "bench reference: %d OpenMP threads; dgemm %d^3 is measured before and after each case\n",
+  std::fprintf(stderr,
+               "bench reference: %d OpenMP threads; dgemm %d^3 and a 512 MiB read are measured before and after each "
+               "case\n",
                threads, dgemm_n);
 
   struct Spec {
@@ -139,14 +173,21 @@ void run_bench_reference(const std::string& json_path, bool quick, bool force) {
   // The problem the numpy float64 comparison uses (reference/tools/numpy_attention.py).
   specs.push_back({"prefill_2048x2048_causal_h8_kv8_d128", [] { return prefill_case("prefill_2048_h8", 2048, 8, 8); },
                    SideKind::prefill});
+  if (!only.empty()) {
+    std::erase_if(specs, [&](const Spec& s) { return s.name.find(only) == std::string::npos; });
+    if (specs.empty()) throw UsageError("no bench case name contains '" + only + "'");
+  }
   std::vector<BenchRow> rows;
   for (const Spec& s : specs) {
     std::fprintf(stderr, "  %s: building inputs...\n", s.name.c_str());
     const Case c = s.make();
     const double flops = useful_flops(c, s.side);
+    const double bytes = min_bytes(c, s.side);
     reference_fast_side(c, s.side);  // warm-up (page faults, decode tables)
-    // The machine may be shared: the dgemm figure is the better of two runs taken right around the case.
+    // The machine may be shared: the dgemm and bandwidth figures are the better of two runs taken right around
+    // the case.
     double dgemm = dgemm_gflops(dgemm_n, threads);
+    double bw = read_bandwidth_gbs(threads);
     double best = 1e30;
     const int reps = quick ? 1 : 2;
     for (int rep = 0; rep < reps; ++rep) {
@@ -155,15 +196,31 @@ void run_bench_reference(const std::string& json_path, bool quick, bool force) {
       best = std::min(best, seconds_since(t0));
     }
     dgemm = std::max(dgemm, dgemm_gflops(dgemm_n, threads));
-    const double gf = flops / best / 1e9;
-    rows.push_back({s.name, best, gf, dgemm, gf / dgemm});
-    std::fprintf(stderr, "  %s: %.3f s, dgemm %.1f GFLOP/s\n", s.name.c_str(), best, dgemm);
+    bw = std::max(bw, read_bandwidth_gbs(threads));
+    BenchRow row;
+    row.name = s.name;
+    row.seconds = best;
+    row.useful_gflops = flops / best / 1e9;
+    row.dgemm_gflops = dgemm;
+    row.ratio = row.useful_gflops / dgemm;
+    row.bytes = bytes;
+    row.gbs = bytes / best / 1e9;
+    row.bandwidth_gbs = bw;
+    row.ratio_bw = row.gbs / bw;
+    const double t_flops = flops / (dgemm * 1e9), t_bytes = bytes / (bw * 1e9);
+    row.bound = t_flops >= t_bytes ? "dgemm" : "bandwidth";
+    row.ratio_roofline = std::max(t_flops, t_bytes) / best;
+    rows.push_back(row);
+    std::fprintf(stderr, "  %s: %.3f s, dgemm %.1f GFLOP/s, read bandwidth %.1f GB/s\n", s.name.c_str(), best, dgemm,
+                 bw);
   }
 
-  fmt::print("{:<44} {:>10} {:>14} {:>14} {:>8}\n", "case", "seconds", "useful GFLOP/s", "dgemm GFLOP/s", "ratio");
+  fmt::print("{:<40} {:>8} {:>9} {:>8} {:>7} {:>8} {:>8} {:>8} {:>7} {:>10} {:>6}\n", "case", "seconds", "GFLOP/s",
+             "dgemm", "/dgemm", "MB", "GB/s", "bw GB/s", "/bw", "bound", "ratio");
   for (const BenchRow& r : rows)
-    fmt::print("{:<44} {:>10.3f} {:>14.2f} {:>14.2f} {:>8.3f}\n", r.name, r.seconds, r.useful_gflops, r.dgemm_gflops,
-               r.ratio);
+    fmt::print("{:<40} {:>8.3f} {:>9.2f} {:>8.2f} {:>7.3f} {:>8.1f} {:>8.2f} {:>8.2f} {:>7.3f} {:>10} {:>6.3f}\n", r.name,
+               r.seconds, r.useful_gflops, r.dgemm_gflops, r.ratio, r.bytes / 1e6, r.gbs, r.bandwidth_gbs, r.ratio_bw,
+               r.bound, r.ratio_roofline);
   if (!json_path.empty()) {
     nlohmann::json j;
     j["threads"] = threads;
@@ -173,7 +230,13 @@ void run_bench_reference(const std::string& json_path, bool quick, bool force) {
                             {"seconds", r.seconds},
                             {"useful_gflops", r.useful_gflops},
                             {"dgemm_gflops", r.dgemm_gflops},
-                            {"ratio_to_dgemm", r.ratio}});
+                            {"ratio_to_dgemm", r.ratio},
+                            {"bytes", r.bytes},
+                            {"gbytes_per_s", r.gbs},
+                            {"read_bandwidth_gbs", r.bandwidth_gbs},
+                            {"ratio_to_bandwidth", r.ratio_bw},
+                            {"bound", r.bound},
+                            {"ratio_to_roofline", r.ratio_roofline}});
     const std::string tmp = json_path + ".tmp";
     {
       std::ofstream f(tmp);
@@ -195,13 +258,15 @@ void add_bench(CLI::App& app, CommandResult& result) {
     std::string json;
     bool quick = false;
     bool force = false;
+    std::string only;
   };
   auto opts = std::make_shared<Opts>();
   ref->add_option("--json", opts->json, "Also write the results as JSON to FILE");
   ref->add_flag("--quick", opts->quick, "Smaller problems (skips the 12288^2 prefill)");
   ref->add_flag("--force", opts->force, "Overwrite an existing --json file");
+  ref->add_option("--case", opts->only, "Run only the cases whose name contains SUBSTR (e.g. decode)");
   ref->callback([opts, &result] {
-    run_bench_reference(opts->json, opts->quick, opts->force);
+    run_bench_reference(opts->json, opts->quick, opts->force, opts->only);
     result.exit_code = 0;
   });
   add_bench_kernel(*bench, result);

@@ -54,6 +54,13 @@ struct PodResult {
 PodResult reference_fast(const Case& c, const Semantics& sem = {});
 SideResult reference_fast_side(const Case& c, SideKind side, const Semantics& sem = {});
 
+// Which block kernel the fast reference runs where K/V are not pre-gathered for the whole request: automatic
+// (the streaming kernel for blocks of at most 32 stacked query rows, dgemm above), always dgemm, or always the
+// streaming kernel (then no request gets pre-gathered K/V either). For tests that cover every path; not
+// thread-safe, set it before any call.
+enum class FastPath { automatic, blas, stream };
+void set_fast_path(FastPath path);
+
 // Naive reference of one (side, global query row, query head), for any real type Real (double, or a
 // Boost.Multiprecision float). out receives head_dim values. Defined in reference/naive.hpp.
 template <class Real>
@@ -78,5 +85,10 @@ double row_rel_diff(const double* out_a, double lse_a, const double* out_b, doub
 
 // Useful FLOPs of a side: 4 * D per visible (query row, query head, key) pair (QK^T and PV).
 double useful_flops(const Case& c, SideKind side);
+
+// Bytes a side must move at least: every K and V element some query row can see, once, in its storage dtype
+// (the union of visible keys per request, for every kv head), the queries in their storage dtype, and the
+// float64 output and LSE the reference writes. The memory side of the roofline in `podcheck bench reference`.
+double min_bytes(const Case& c, SideKind side);
 
 }  // namespace podcheck
