@@ -2,12 +2,11 @@
 //
 // Every binary float format here is described by (exponent bits, mantissa bits, bias) plus how its top
 // exponent is used: IEEE (Inf and NaN), or e4m3fn's "fn" convention (no Inf; only all-ones is NaN).
-// Encoding scales |x| by the quantum (the spacing at its exponent), rounds with nearbyint (ties to even
-// in the default rounding mode) and rebuilds the bits from the rounded value, so no bit tricks are needed.
+// Encoding rounds to nearest even with integer arithmetic on the double's significand (encode_format); the
+// tests check it against an independent scalbn/nearbyint formula on every tie and boundary of each format.
 #include "reference/dtype.hpp"
 
 #include <bit>
-#include <cfenv>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -68,45 +67,43 @@ double decode_format(const FloatFormat& f, std::uint32_t bits) {
   return neg ? -v : v;
 }
 
-// Bits of a value already representable in f (finite, |v| <= max finite).
-std::uint32_t pack_exact(const FloatFormat& f, bool neg, double a) {
-  const std::uint32_t sign = neg ? (1u << (f.ebits + f.mbits)) : 0u;
-  if (a == 0.0) return sign;
-  const int emin = 1 - f.bias;
-  if (a < std::ldexp(1.0, emin)) {
-    auto m = static_cast<std::uint32_t>(std::ldexp(a, f.mbits - emin));
-    return sign | m;
-  }
-  const int e = std::ilogb(a);
-  auto m = static_cast<std::uint32_t>(std::ldexp(a, f.mbits - e)) - (1u << f.mbits);
-  return sign | (static_cast<std::uint32_t>(e + f.bias) << f.mbits) | m;
-}
-
+// Round-to-nearest-even on the double's bits: |x| = M 2^(E-52) with the 53-bit significand M; the target's
+// quantum at x's exponent (never below its subnormal exponent) is 2^qe; r = RNE(M 2^(E-52-qe)) by an integer
+// shift with the remainder compared to half. No libm calls and no floating-point rounding mode involved:
+// this runs once per generated input element, and the generator makes gigabytes of them.
 std::uint32_t encode_format(const FloatFormat& f, double x, bool fp8, Fp8Overflow overflow) {
-  const std::uint32_t sign = std::signbit(x) ? (1u << (f.ebits + f.mbits)) : 0u;
-  const std::uint32_t inf_bits = ((1u << f.ebits) - 1u) << f.mbits;
-  if (std::isnan(x)) return f.nan_bits;
-  const bool neg = std::signbit(x);
-  const double a = std::fabs(x);
-  const double maxf = max_finite_of(f);
+  const std::uint64_t bits = std::bit_cast<std::uint64_t>(x);
+  const bool neg = bits >> 63;
+  const std::uint32_t sign = neg ? (1u << (f.ebits + f.mbits)) : 0u;
+  const std::uint64_t abs_bits = bits & 0x7FFFFFFFFFFFFFFFull;
+  const int raw_exp = static_cast<int>(abs_bits >> 52);
   auto overflowed = [&]() -> std::uint32_t {
-    if (fp8 && overflow == Fp8Overflow::saturate) return pack_exact(f, neg, maxf);
-    if (f.ieee_top) return sign | inf_bits;
+    if (fp8 && overflow == Fp8Overflow::saturate)
+      return sign | (static_cast<std::uint32_t>(f.max_exp + f.bias) << f.mbits) | f.max_mant;
+    if (f.ieee_top) return sign | (((1u << f.ebits) - 1u) << f.mbits);
     return sign | f.nan_bits;  // e4m3fn: NaN keeps the sign (0x7F / 0xFF)
   };
-  if (std::isinf(a)) return overflowed();
-  if (a == 0.0) return sign;
+  if (raw_exp == 0x7FF) return (abs_bits & 0xFFFFFFFFFFFFFull) ? f.nan_bits : overflowed();
+  // zero, and double subnormals (< 2^-1022: far below half of any target's smallest subnormal)
+  if (raw_exp == 0) return sign;
+  const int e = raw_exp - 1023;
+  const std::uint64_t m = (abs_bits & 0xFFFFFFFFFFFFFull) | (1ull << 52);
   const int emin = 1 - f.bias;
-  const int e = std::max(std::ilogb(a), emin);
-  const int quantum_exp = e - f.mbits;
-  const double q = std::ldexp(a, -quantum_exp);  // exact: power-of-two scaling
-  const int saved = std::fegetround();
-  if (saved != FE_TONEAREST) std::fesetround(FE_TONEAREST);
-  const double r = std::nearbyint(q);
-  if (saved != FE_TONEAREST) std::fesetround(saved);
-  const double rounded = std::ldexp(r, quantum_exp);
-  if (rounded > maxf) return overflowed();
-  return pack_exact(f, neg, rounded);
+  int et = e > emin ? e : emin;                  // exponent of the target quantum's binade
+  const int shift = et - f.mbits - (e - 52);     // >= 52 - mbits > 0
+  if (shift > 54) return sign;                   // |x| < quantum / 4: rounds to zero
+  std::uint64_t r = m >> shift;
+  const std::uint64_t rem = m & ((1ull << shift) - 1ull), half = 1ull << (shift - 1);
+  if (rem > half || (rem == half && (r & 1ull))) ++r;
+  const std::uint64_t hidden = 1ull << f.mbits;
+  if (r < hidden) return sign | static_cast<std::uint32_t>(r);  // subnormal (or zero) in the target
+  if (r == 2 * hidden) {                          // rounding carried into the next binade
+    r = hidden;
+    ++et;
+  }
+  const std::uint32_t mant = static_cast<std::uint32_t>(r - hidden);
+  if (et > f.max_exp || (et == f.max_exp && mant > f.max_mant)) return overflowed();
+  return sign | (static_cast<std::uint32_t>(et + f.bias) << f.mbits) | mant;
 }
 
 }  // namespace

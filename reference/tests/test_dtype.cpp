@@ -4,10 +4,12 @@
 #include "reference/tensor.hpp"
 #include "testing/catch.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <vector>
 
 using namespace podcheck;
 
@@ -175,6 +177,97 @@ TEST_CASE("round-to-nearest-even ties and overflow conventions", "[reference][dt
   CHECK(encode_bits(DType::float8_e5m2, -std::numeric_limits<double>::infinity(), Fp8Overflow::nan) == 0xFCu);
   CHECK(std::isnan(decode_bits(DType::float8_e5m2, encode_bits(DType::float8_e5m2, std::nan("")))));
   CHECK(std::isnan(decode_bits(DType::float8_e4m3fn, encode_bits(DType::float8_e4m3fn, std::nan("")))));
+}
+
+namespace {
+// Nearest-even rounding found by search, independent of the encoder's bit arithmetic: the non-negative
+// finite values of the format in ascending order (decoded, which the test above checks against the formula),
+// plus one virtual value past the largest (spacing of the top binade) that stands for overflow. A value is
+// rounded to the nearer neighbour; at the exact midpoint to the one with even bits.
+struct Grid {
+  std::vector<double> value;
+  std::vector<std::uint32_t> bits;  // bits.back() = largest finite bits + 1: the overflow marker
+};
+Grid make_grid(DType t, int total_bits) {
+  std::vector<std::pair<double, std::uint32_t>> v;
+  for (std::uint32_t b = 0; b < (1u << (total_bits - 1)); ++b) {
+    const double d = decode_bits(t, b);
+    if (std::isfinite(d)) v.push_back({d, b});
+  }
+  std::sort(v.begin(), v.end());
+  Grid g;
+  for (auto& [d, b] : v) {
+    g.value.push_back(d);
+    g.bits.push_back(b);
+  }
+  const std::size_t n = g.value.size();
+  g.value.push_back(2 * g.value[n - 1] - g.value[n - 2]);
+  g.bits.push_back(g.bits[n - 1] + 1);
+  return g;
+}
+std::uint32_t expected_bits(DType t, const Grid& g, int total_bits, double x, Fp8Overflow ov) {
+  const std::uint32_t sign = std::signbit(x) ? 1u << (total_bits - 1) : 0u;
+  const double a = std::fabs(x);
+  std::uint32_t b;
+  if (a >= g.value.back()) {
+    b = g.bits.back();
+  } else {
+    const std::size_t hi = std::upper_bound(g.value.begin(), g.value.end(), a) - g.value.begin();
+    const std::size_t lo = hi - 1;
+    const double mid = (g.value[lo] + g.value[hi]) / 2;  // exact: at most 12 significant bits apart
+    b = a < mid ? g.bits[lo] : a > mid ? g.bits[hi] : (g.bits[lo] % 2 == 0 ? g.bits[lo] : g.bits[hi]);
+  }
+  if (b != g.bits.back()) return sign | b;
+  // overflow conventions (dtype.hpp): fp8 saturate -> largest finite; else Inf, or NaN for e4m3fn
+  if (is_float8(t) && ov == Fp8Overflow::saturate) return sign | (b - 1);
+  if (t == DType::float8_e4m3fn) return sign | 0x7Fu;
+  return sign | b;  // IEEE formats: largest finite + 1 is the Inf pattern
+}
+}  // namespace
+
+TEST_CASE("encoding matches nearest-even search on every midpoint, neighbour and random double", "[reference][dtype]") {
+  const std::pair<DType, int> formats[] = {{DType::float16, 16}, {DType::bfloat16, 16}, {DType::float8_e4m3fn, 8},
+                                           {DType::float8_e5m2, 8}};
+  for (const auto& [t, nbits] : formats) {
+    CAPTURE(dtype_name(t));
+    const Grid g = make_grid(t, nbits);
+    std::vector<double> xs;
+    for (std::size_t i = 0; i + 1 < g.value.size(); ++i) {
+      const double mid = (g.value[i] + g.value[i + 1]) / 2;
+      for (double p : {g.value[i], mid}) {
+        xs.push_back(p);
+        xs.push_back(std::nextafter(p, 0.0));
+        xs.push_back(std::nextafter(p, 1e300));
+      }
+    }
+    xs.push_back(g.value.back());
+    xs.push_back(std::nextafter(g.value.back(), 0.0));
+    xs.push_back(1e300);
+    xs.push_back(std::numeric_limits<double>::infinity());
+    xs.push_back(std::numeric_limits<double>::denorm_min());
+    xs.push_back(std::numeric_limits<double>::min());
+    std::uint64_t state = 99;
+    for (int i = 0; i < 300000; ++i) {  // random significands, exponents from far below to above the range
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      std::uint64_t raw = (state >> 12) | (static_cast<std::uint64_t>(1023 - 150 + (state >> 52) % 170) << 52);
+      double x;
+      std::memcpy(&x, &raw, 8);
+      xs.push_back(x);
+    }
+    std::size_t bad = 0, checked = 0;
+    for (double x : xs)
+      for (double sx : {x, -x})
+        for (Fp8Overflow ov : {Fp8Overflow::saturate, Fp8Overflow::nan}) {
+          ++checked;
+          const std::uint32_t got = encode_bits(t, sx, ov), want = expected_bits(t, g, nbits, sx, ov);
+          if (got != want && bad++ < 5) {
+            CAPTURE(sx, got, want);
+            CHECK(got == want);
+          }
+        }
+    CHECK(bad == 0);
+    CHECK(checked > 1000000);
+  }
 }
 
 TEST_CASE("dtype_ulp and dtype_max_finite", "[reference][dtype]") {
