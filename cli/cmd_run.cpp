@@ -141,6 +141,7 @@ void run_command(const RunOpts& o, CommandResult& result) {
   }
   long ok = 0, unsupported = 0, failed = 0, passed = 0, incorrect = 0;
   const auto t0 = std::chrono::steady_clock::now();
+  double last_progress = 0;
   for (std::size_t i = 0; i < n; ++i) {
     Trace t;
     if (fixtures.empty()) {
@@ -193,8 +194,10 @@ void run_command(const RunOpts& o, CommandResult& result) {
       }
     }
     if (writer) writer->add(t);
-    if ((i + 1) % 50 == 0) {
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // progress every 50 cases or 30 s: a run stopped by a time box still shows how far it got
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if ((i + 1) % 50 == 0 || s - last_progress >= 30.0) {
+      last_progress = s;
       std::printf("  ... %zu / %zu cases (%.0f s): %ld ran, %ld not-supported, %ld failed; checked %ld passed, %ld incorrect\n",
                   i + 1, n, s, ok, unsupported, failed, passed, incorrect);
       std::fflush(stdout);

@@ -5,8 +5,9 @@
 #        check-quick | check-default | check-full   (default: tests)
 # check-*: the tier judged in PROCS parallel `podcheck run --check` processes (no traces kept), one line of
 # counts per process in $OUT/check_<tier>.txt and every not-passed case's report in $OUT/bad_<tier>.txt;
-# check-full covers full-tier shard FULL_SHARD (default 0/11, ~2,046 cases) split into PROCS sub-shards;
-# SHARDS="a/n b/n ..." runs exactly those shards of the tier instead (one process each).
+# The tier (check-full: its shard FULL_SHARD, default 0/11, ~2,046 cases) is cut into PROCS x SUB (default 4)
+# shards that PROCS processes take from a queue until CHECK_TIMEOUT; SHARDS="a/n b/n ..." runs exactly those
+# shards instead. Per shard: its last counts line in check_<tier>.txt, its rc (or "not started").
 # PREBUILT=DIR: use DIR/podcheck, DIR/kernels_tests, DIR/podcheck_stub_port.so built elsewhere (e.g. this
 # machine's Debian build, carried), instead of configuring and building here.
 set -u
@@ -50,18 +51,22 @@ for s in $STEPS; do
       if [ -n "${SHARDS:-}" ]; then
         shards=" $SHARDS"  # explicit list, e.g. the sub-shards of a shard that did not finish
       elif [ $t = full ]; then
-        k0=${FULL_SHARD:-0/11}; k=${k0%/*}; n=${k0#*/}
-        for ((p = 0; p < PROCS; ++p)); do shards="$shards $((k + p * n))/$((n * PROCS))"; done
+        k0=${FULL_SHARD:-0/11}; k=${k0%/*}; n=${k0#*/}; m=$((PROCS * ${SUB:-4}))
+        for ((p = 0; p < m; ++p)); do shards="$shards $((k + p * n))/$((n * m))"; done
       else
-        for ((p = 0; p < PROCS; ++p)); do shards="$shards $p/$PROCS"; done
+        m=$((PROCS * ${SUB:-4}))
+        for ((p = 0; p < m; ++p)); do shards="$shards $p/$m"; done
       fi
-      log "check tier $t: shards$shards, each time-boxed at ${CHECK_TIMEOUT:-560} s"
-      i=0
-      for sh in $shards; do
-        OMP_NUM_THREADS=1 timeout ${CHECK_TIMEOUT:-560} $PODCHECK run --tier $t --shard $sh --check > /tmp/ck/${t}_$i.log 2>&1 &
-        pids="$pids $!"; i=$((i + 1))
-      done
-      i=0; for p in $pids; do wait $p; echo "$t process $i rc=$?" >> /tmp/ck/rc_$t.txt; i=$((i + 1)); done
+      # a queue: PROCS processes at a time take the next shard (more shards than processes balances
+      # heavy and light ones); at the time box, running shards stop and unstarted ones are listed
+      log "check tier $t: shards$shards, $PROCS at a time, until ${CHECK_TIMEOUT:-560} s"
+      deadline=$(( $(date +%s) + ${CHECK_TIMEOUT:-560} ))
+      export PODCHECK t deadline
+      printf '%s\n' $shards | cat -n | xargs -P $PROCS -L 1 bash -c '
+        left=$(( deadline - $(date +%s) )); name=/tmp/ck/${t}_$0.log
+        if [ $left -le 0 ]; then echo "shard $1 not started (time box)" >> /tmp/ck/rc_$t.txt; exit 0; fi
+        OMP_NUM_THREADS=1 timeout $left $PODCHECK run --tier $t --shard $1 --check > $name 2>&1
+        echo "$t shard $1 rc=$?" >> /tmp/ck/rc_$t.txt'
       for f in /tmp/ck/${t}_*.log; do grep -E "^podcheck run:|^  \.\.\." $f | tail -1; done > "$OUT/check_$t.txt"
       cat /tmp/ck/rc_$t.txt >> "$OUT/check_$t.txt"
       grep -h -v -E "^podcheck run:|^  \.\.\.|^\[NS\]" /tmp/ck/${t}_*.log | cut -c1-400 | head -400 > "$OUT/bad_$t.txt"
