@@ -7,6 +7,7 @@
 // --check and no -o nothing is written or kept (whole tiers on a GPU machine without traces piling up).
 #include "cli/commands.hpp"
 
+#include "validation/cli_support.hpp"
 #include "validation/judge.hpp"
 #include "validation/report.hpp"
 
@@ -36,6 +37,7 @@ namespace {
 
 struct RunOpts {
   std::string kernel = "podcheck-cuda", kernel_lib, tier, shard, fixtures, output;
+  validation::ReportFiles reports;  // --json / --junit (with --check)
   std::vector<std::string> cases;
   bool force = false, check = false, inputs_by_id = false;
   long limit = 0;
@@ -75,6 +77,13 @@ void run_command(const RunOpts& o, CommandResult& result) {
   if (!o.output.empty() && std::filesystem::exists(o.output) && !o.force)
     throw UsageError("output '" + o.output + "' exists (use --force to overwrite)");
   const bool keep_traces = !o.output.empty();
+  const bool want_reports = !o.reports.json.empty() || !o.reports.junit.empty();
+  if (want_reports && !o.check) throw UsageError("--json / --junit report verdicts: give --check too");
+  try {
+    o.reports.check();
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
   if (o.inputs_by_id && !o.fixtures.empty())
     throw UsageError("--inputs-by-id needs generated cases (--tier or --case); fixture inputs are stored as they are");
 
@@ -142,6 +151,7 @@ void run_command(const RunOpts& o, CommandResult& result) {
   long ok = 0, unsupported = 0, failed = 0, passed = 0, incorrect = 0;
   const auto t0 = std::chrono::steady_clock::now();
   double last_progress = 0;
+  std::vector<validation::CaseResult> verdicts;  // for --json / --junit
   for (std::size_t i = 0; i < n; ++i) {
     Trace t;
     if (fixtures.empty()) {
@@ -167,7 +177,20 @@ void run_command(const RunOpts& o, CommandResult& result) {
       r.message = e.what();
     }
     fill_scheduling(r.stats, t.provenance.scheduling);
+    auto record = [&](validation::Status st, const std::string& message) {  // a verdict for the reports
+      if (!want_reports) return;
+      validation::CaseResult cr;
+      cr.id = t.kase.id;
+      cr.source = base.source;
+      cr.profile = "intended";
+      cr.policy = "calibrated";
+      cr.status = st;
+      cr.verdict = validation::plain_verdict(st);
+      cr.message = message;
+      verdicts.push_back(std::move(cr));
+    };
     if (r.status == k::RunOutcome::Status::not_supported) {
+      record(validation::Status::not_supported, r.message);
       ++unsupported;
       t.provenance.scheduling.clear();
       t.provenance.scheduling["not_supported"] = r.message;
@@ -177,6 +200,7 @@ void run_command(const RunOpts& o, CommandResult& result) {
       t.observed = r.outputs;
       t.provenance.scheduling["run_failed"] = r.message;
       std::printf("[FAIL] %s: %s\n", t.kase.id.c_str(), r.message.c_str());
+      record(validation::Status::incorrect, "the kernel failed to run: " + r.message);
     } else {
       ++ok;
       t.observed = r.outputs;
@@ -184,13 +208,16 @@ void run_command(const RunOpts& o, CommandResult& result) {
         // the same verdict `podcheck replay` gives (calibrated policy, intended semantics), case by case
         validation::JudgeOptions jo;
         jo.diagnose = true;  // where it breaks (request, head, token, page), failing cases only
-        const validation::CaseResult cr = validation::judge(t.kase, t.observed, jo);
+        validation::CaseResult cr = validation::judge(t.kase, t.observed, jo);
+        cr.source = base.source;
+        cr.verdict = validation::plain_verdict(cr.status);
         if (cr.status == validation::Status::passed) {
           ++passed;
         } else {
           ++incorrect;
           validation::print_case(stdout, cr);
         }
+        if (want_reports) verdicts.push_back(std::move(cr));
       }
     }
     if (writer) writer->add(t);
@@ -205,6 +232,7 @@ void run_command(const RunOpts& o, CommandResult& result) {
   }
   if (writer) writer->commit();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (want_reports) o.reports.write(verdicts, validation::summarize(verdicts, secs));
   std::printf("podcheck run: %zu cases in %.1f s: %ld ran, %ld not-supported, %ld failed to run", n, secs, ok,
               unsupported, failed);
   if (o.check)
@@ -234,7 +262,10 @@ void add_run(CLI::App& app, CommandResult& result) {
                 "store each case's id and an inputs digest instead of its input tensors (small traces; readers "
                 "rebuild the inputs with the generator and check the digest)");
   cmd->add_flag("--check", o->check, "also judge each case against the reference (calibrated policy, as replay does)");
+  cmd->add_option("--json", o->reports.json, "with --check: write the verdicts as a JSON report (podcheck merge joins shards)");
+  cmd->add_option("--junit", o->reports.junit, "with --check: write the verdicts as JUnit XML");
   cmd->callback([o, &result] {
+    o->reports.force = o->force;
 #if PODCHECK_WITH_KERNELS
     if (const std::string why = podcheck::kernels::gpu_unavailable_reason(); !why.empty())
       throw UsageError("'run' needs a GPU: " + why);

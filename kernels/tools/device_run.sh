@@ -65,10 +65,12 @@ for s in $STEPS; do
       printf '%s\n' $shards | cat -n | xargs -P $PROCS -L 1 bash -c '
         left=$(( deadline - $(date +%s) )); name=/tmp/ck/${t}_$0.log
         if [ $left -le 0 ]; then echo "shard $1 not started (time box)" >> /tmp/ck/rc_$t.txt; exit 0; fi
-        OMP_NUM_THREADS=1 timeout $left $PODCHECK run --tier $t --shard $1 --check > $name 2>&1
+        OMP_NUM_THREADS=1 timeout $left $PODCHECK run --tier $t --shard $1 --check --json /tmp/ck/${t}_$0.json > $name 2>&1
         echo "$t shard $1 rc=$?" >> /tmp/ck/rc_$t.txt'
       for f in /tmp/ck/${t}_*.log; do grep -E "^podcheck run:|^  \.\.\." $f | tail -1; done > "$OUT/check_$t.txt"
       cat /tmp/ck/rc_$t.txt >> "$OUT/check_$t.txt"
+      # the finished shards' verdicts joined into one report (counts per status, every case with metrics)
+      $PODCHECK merge /tmp/ck/${t}_*.json -o "$OUT/check_$t.json" --force >> "$OUT/check_$t.txt" 2>&1
       grep -h -v -E "^podcheck run:|^  \.\.\.|^\[NS\]" /tmp/ck/${t}_*.log | cut -c1-400 | head -400 > "$OUT/bad_$t.txt"
       grep -h "^\[NS\]" /tmp/ck/${t}_*.log | sed 's/^\[NS\] *[^:]*: //' | sort | uniq -c > "$OUT/ns_$t.txt"
       log "check tier $t done"; tail -n 4 "$OUT/check_$t.txt"; head -c 3000 "$OUT/bad_$t.txt";;
