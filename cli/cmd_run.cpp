@@ -44,6 +44,25 @@ struct RunOpts {
   int kv_chunk = 0;
 };
 
+// Option combinations, checked before anything else (also where no GPU is present). Throws UsageError.
+void check_usage(const RunOpts& o) {
+  const int sources = !o.tier.empty() + !o.fixtures.empty() + !o.cases.empty();
+  if (sources != 1) throw UsageError("give exactly one of --tier, --fixtures, --case");
+  if (!o.shard.empty() && o.tier.empty()) throw UsageError("--shard needs --tier");
+  if (o.output.empty() && !o.check) throw UsageError("give -o TRACE.h5 (or --check to only judge the cases)");
+  if (!o.output.empty() && std::filesystem::exists(o.output) && !o.force)
+    throw UsageError("output '" + o.output + "' exists (use --force to overwrite)");
+  if ((!o.reports.json.empty() || !o.reports.junit.empty()) && !o.check)
+    throw UsageError("--json / --junit report verdicts: give --check too");
+  try {
+    o.reports.check();
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  if (o.inputs_by_id && !o.fixtures.empty())
+    throw UsageError("--inputs-by-id needs generated cases (--tier or --case); fixture inputs are stored as they are");
+}
+
 #if PODCHECK_WITH_KERNELS
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
@@ -70,22 +89,8 @@ void fill_scheduling(const pod_run_stats& s, std::map<std::string, std::string>&
 
 void run_command(const RunOpts& o, CommandResult& result) {
   namespace k = podcheck::kernels;
-  const int sources = !o.tier.empty() + !o.fixtures.empty() + !o.cases.empty();
-  if (sources != 1) throw UsageError("give exactly one of --tier, --fixtures, --case");
-  if (!o.shard.empty() && o.tier.empty()) throw UsageError("--shard needs --tier");
-  if (o.output.empty() && !o.check) throw UsageError("give -o TRACE.h5 (or --check to only judge the cases)");
-  if (!o.output.empty() && std::filesystem::exists(o.output) && !o.force)
-    throw UsageError("output '" + o.output + "' exists (use --force to overwrite)");
   const bool keep_traces = !o.output.empty();
   const bool want_reports = !o.reports.json.empty() || !o.reports.junit.empty();
-  if (want_reports && !o.check) throw UsageError("--json / --junit report verdicts: give --check too");
-  try {
-    o.reports.check();
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
-  if (o.inputs_by_id && !o.fixtures.empty())
-    throw UsageError("--inputs-by-id needs generated cases (--tier or --case); fixture inputs are stored as they are");
 
   k::KernelHandle kernel = [&] {
     if (!o.kernel_lib.empty()) {
@@ -266,6 +271,7 @@ void add_run(CLI::App& app, CommandResult& result) {
   cmd->add_option("--junit", o->reports.junit, "with --check: write the verdicts as JUnit XML");
   cmd->callback([o, &result] {
     o->reports.force = o->force;
+    check_usage(*o);
 #if PODCHECK_WITH_KERNELS
     if (const std::string why = podcheck::kernels::gpu_unavailable_reason(); !why.empty())
       throw UsageError("'run' needs a GPU: " + why);

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# `podcheck run` refuses bad option combinations with exit 2 and a message naming the problem, before it
+# looks for a GPU (so this runs everywhere), and leaves existing files alone.
+# usage: run_usage_test.sh PODCHECK_EXE
+set -u
+exe=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+expect() {  # expect "phrase" args...
+  local phrase=$1; shift
+  local out rc
+  out=$("$exe" run "$@" 2>&1); rc=$?
+  if [ $rc -ne 2 ] || [[ "$out" != *"$phrase"* ]]; then
+    echo "FAIL: podcheck run $* -> rc $rc, output: $out (expected rc 2 and '$phrase')"; fails=$((fails + 1))
+  else
+    echo "ok: podcheck run $* -> $phrase"
+  fi
+}
+echo keep > "$tmp/kept.json"
+echo keep > "$tmp/kept.h5"
+expect "give -o TRACE.h5 (or --check" --tier quick
+expect "give exactly one of --tier, --fixtures, --case" --tier quick --case x --check
+expect "--shard needs --tier" --case x --shard 1/2 --check
+expect "--json / --junit report verdicts: give --check too" --tier quick -o "$tmp/t.h5" --json "$tmp/r.json"
+expect "kept.json: exists (use --force to replace it)" --tier quick --check --json "$tmp/kept.json"
+expect "kept.h5' exists (use --force to overwrite)" --tier quick -o "$tmp/kept.h5"
+# a fixture file is needed for the next one: any existing path passes CLI11's ExistingFile check
+expect "--inputs-by-id needs generated cases" --fixtures "$tmp/kept.h5" -o "$tmp/t.h5" --inputs-by-id
+for f in kept.json kept.h5; do
+  [ "$(cat "$tmp/$f")" = keep ] || { echo "FAIL: $f was changed"; fails=$((fails + 1)); }
+done
+[ ! -e "$tmp/t.h5" ] && [ ! -e "$tmp/r.json" ] || { echo "FAIL: an output was created"; fails=$((fails + 1)); }
+exit $((fails > 0))
