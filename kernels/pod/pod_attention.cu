@@ -19,8 +19,8 @@
 //   v2 (this file)  Same scheduler, numerics, features and ABI; faster data movement. Decode items of 16
 //                   packed rows whose KV range the 4 warps split among themselves (tiles of 16 tokens, each
 //                   warp its own online-softmax state and a 3-stage (D 256: 2) cp.async ring of its own), the
-//                   four states merged by LSE in shared memory (fp32). Prefill keeps 64 x 32 tiles, now
-//                   double-buffered with cp.async (load tile t+1 while computing tile t). K, V and Q
+//                   four states merged by LSE in shared memory (fp32). Prefill keeps 64-row items, with KV
+//                   tiles of 64 tokens (D 256: 32) double-buffered by cp.async (load t+1 while computing t). K, V and Q
 //                   fragments come from ldmatrix (.trans for V) on rows padded by 16 bytes (conflict-free);
 //                   fp8 KV is copied raw and converted (exactly) in shared memory after the copy lands.
 #include "kernels/host/cuda_check.hpp"
