@@ -68,8 +68,12 @@ void inspect_case(const h5::Node& root, const std::string& id, bool detail) {
       for (const std::string& d : h5::children(s))
         if (h5::has_dataset(s, d)) bytes += h5::dataset_info(s, d).stored_bytes;
     }
-    std::printf("  %s\n    %s %s %s, %.1f KiB inputs stored%s%s%s\n", id.c_str(), kind.c_str(), dt.c_str(), params.c_str(),
-                bytes / 1024.0, obs.empty() ? "" : "; observed ", obs.c_str(), exp.c_str());
+    const bool by_id = h5::has_attr(g, "inputs") && h5::read_attr_string(g, "inputs") == fileformat::kInputsById;
+    char inputs[64];
+    std::snprintf(inputs, sizeof inputs, "%.1f KiB inputs stored", bytes / 1024.0);
+    std::printf("  %s\n    %s %s %s, %s%s%s%s\n", id.c_str(), kind.c_str(), dt.c_str(), params.c_str(),
+                by_id ? "inputs by id (rebuilt from the id, checked by digest)" : inputs, obs.empty() ? "" : "; observed ",
+                obs.c_str(), exp.c_str());
     return;
   }
   std::printf("case %s\n", id.c_str());
