@@ -51,13 +51,19 @@ Tensor random_bf16(std::vector<std::int64_t> shape, std::uint64_t seed) {
   return t;
 }
 
-Case prefill_case(const std::string& name, std::int64_t len, int hq, int hkv) {
+// bf16, D 128: the shapes of DESIGN §9.
+Case bf16_case(const std::string& name, int hq, int hkv) {
   Case c;
   c.id = name;
   c.num_qo_heads = hq;
   c.num_kv_heads = hkv;
   c.head_dim = 128;
   c.dtype_q = c.dtype_kv = c.dtype_o = DType::bfloat16;
+  return c;
+}
+
+Case prefill_case(const std::string& name, std::int64_t len, int hq, int hkv) {
+  Case c = bf16_case(name, hq, hkv);
   Side s;
   s.qo_indptr = {0, static_cast<std::int32_t>(len)};
   s.q = random_bf16({len, hq, 128}, 1);
@@ -69,12 +75,7 @@ Case prefill_case(const std::string& name, std::int64_t len, int hq, int hkv) {
 }
 
 Case decode_case(const std::string& name, int batch, std::int64_t kv_len, int hq, int hkv, int page_size) {
-  Case c;
-  c.id = name;
-  c.num_qo_heads = hq;
-  c.num_kv_heads = hkv;
-  c.head_dim = 128;
-  c.dtype_q = c.dtype_kv = c.dtype_o = DType::bfloat16;
+  Case c = bf16_case(name, hq, hkv);
   Side s;
   const std::int64_t pages_per = (kv_len + page_size - 1) / page_size;
   const std::int64_t P = pages_per * batch;
