@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: configure + build on the GPU machine, run the GPU tests, optionally podcheck run /
 # sanitizers / bench, everything logged under $OUT. Usage: kernels/tools/device_run.sh [steps...]
-# steps: tests | sanitize | run-quick | run-default | run-full | golden | bench
+# steps: tests | sanitize | run-quick | run-default | run-full (traces by id, then replay) | golden | bench
 #        check-quick | check-default | check-full   (default: tests)
 # check-*: the tier judged in PROCS parallel `podcheck run --check` processes (no traces kept), one line of
 # counts per process in $OUT/check_<tier>.txt and every not-passed case's report in $OUT/bad_<tier>.txt;
@@ -75,14 +75,14 @@ for s in $STEPS; do
       grep -h "^\[NS\]" /tmp/ck/${t}_*.log | sed 's/^\[NS\] *[^:]*: //' | sort | uniq -c > "$OUT/ns_$t.txt"
       log "check tier $t done"; tail -n 4 "$OUT/check_$t.txt"; head -c 3000 "$OUT/bad_$t.txt";;
     run-quick|run-default|run-full)
+      # traces for replay elsewhere: recorded by id (no judging here), then judged once by replay
       t=${s#run-}; mkdir -p /tmp/tr; extra=""
-      [ $t = full ] && extra="--shard ${FULL_SHARD:-0/10} --limit ${FULL_LIMIT:-2000}"
+      [ $t = full ] && extra="--shard ${FULL_SHARD:-0/11}"
       log "podcheck run tier $t $extra"
-      $PODCHECK run --kernel podcheck-cuda --tier $t $extra -o /tmp/tr/$t.h5 --force --check > "$OUT/run_$t.log" 2>&1
+      $PODCHECK run --kernel podcheck-cuda --tier $t $extra -o /tmp/tr/$t.h5 --force --inputs-by-id > "$OUT/run_$t.log" 2>&1
       echo "run $t rc=$?" | tee -a "$OUT/summary.txt"; tail -3 "$OUT/run_$t.log" | tee -a "$OUT/summary.txt"
-      grep -E "^\[(BAD|FAIL)" "$OUT/run_$t.log" | head -5 | cut -c1-400 | tee -a "$OUT/summary.txt"
       log "podcheck replay $t"
-      $PODCHECK replay /tmp/tr/$t.h5 -q --no-artifacts > "$OUT/replay_$t.log" 2>&1
+      $PODCHECK replay /tmp/tr/$t.h5 -q --no-artifacts --json "$OUT/replay_$t.json" --force > "$OUT/replay_$t.log" 2>&1
       echo "replay $t rc=$?" | tee -a "$OUT/summary.txt"; tail -6 "$OUT/replay_$t.log" | cut -c1-300 | tee -a "$OUT/summary.txt";;
     golden)
       # the cases of kernels/tools/golden_ids.txt (pick_golden.py: every supported feature, ~1.7 MB of
