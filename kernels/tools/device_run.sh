@@ -3,11 +3,11 @@
 # sanitizers / bench, everything logged under $OUT. Usage: kernels/tools/device_run.sh [steps...]
 # steps: tests | sanitize | run-quick | run-default | run-full (traces by id, then replay) | golden | bench
 #        check-quick | check-default | check-full   (default: tests)
-# check-*: the tier judged in PROCS parallel `podcheck run --check` processes (no traces kept), one line of
-# counts per process in $OUT/check_<tier>.txt and every not-passed case's report in $OUT/bad_<tier>.txt;
-# The tier (check-full: its shard FULL_SHARD, default 0/11, ~2,046 cases) is cut into PROCS x SUB (default 4)
-# shards that PROCS processes take from a queue until CHECK_TIMEOUT; SHARDS="a/n b/n ..." runs exactly those
-# shards instead. Per shard: its last counts line in check_<tier>.txt, its rc (or "not started").
+# check-*: the tier judged by `podcheck run --check` (no traces kept), cut into PROCS x SUB (default 4) shards
+# that PROCS processes take from a queue until CHECK_TIMEOUT (check-full: full-tier shard FULL_SHARD, default
+# 0/11, ~2,046 cases; SHARDS="a/n b/n ..." runs exactly those shards instead). Results: per shard its last
+# counts line and its rc (or "not started") in $OUT/check_<tier>.txt, the merged verdicts in
+# $OUT/check_<tier>.json, every not-passed case's report in $OUT/bad_<tier>.txt.
 # PREBUILT=DIR: use DIR/podcheck, DIR/kernels_tests, DIR/podcheck_stub_port.so built elsewhere (e.g. this
 # machine's Debian build, carried), instead of configuring and building here.
 set -u
