@@ -1,5 +1,6 @@
 // Hand-built POD cases for the kernels tests (independent of the sweep generator, so these tests run
-// whatever state fixtures/ is in). Random inputs from std::mt19937_64, pages shuffled.
+// whatever state fixtures/ is in): a per-case spec (one layout and page size for both sides) built by the
+// shared test builder (testing/case_builder.hpp): random inputs from std::mt19937_64, pages shuffled.
 #pragma once
 
 #include "reference/case.hpp"

@@ -5,6 +5,7 @@
 #include "reference/case.hpp"
 #include "reference/outputs.hpp"
 #include "reference/reference.hpp"
+#include "testing/case_builder.hpp"
 #include "testing/catch.hpp"
 #include "validation/judge.hpp"
 
@@ -38,52 +39,31 @@ struct PodSpec {
 
 // Single POD: dense NHD prefill + paged NHD decode over shuffled pages (3 spare pages).
 inline Case make_pod(const PodSpec& s) {
-  std::mt19937_64 rng(s.seed);
-  Case c;
-  c.id = "test_pod_seed" + std::to_string(s.seed);
-  c.num_qo_heads = s.heads;
-  c.num_kv_heads = s.kv_heads;
-  c.head_dim = s.head_dim;
-  c.dtype_q = c.dtype_kv = c.dtype_o = s.dtype;
-  const int H = s.heads, Hk = s.kv_heads, D = s.head_dim;
+  testing::CaseSpec cs;
+  cs.id = "test_pod_seed" + std::to_string(s.seed);
+  cs.seed = s.seed;
+  cs.num_qo_heads = s.heads;
+  cs.num_kv_heads = s.kv_heads;
+  cs.head_dim = s.head_dim;
+  cs.dtype_q = cs.dtype_kv = cs.dtype_o = s.dtype;
+  cs.kv_value_scale = 1.0;
   if (s.qo_p > 0) {
-    Side p;
-    p.qo_indptr = {0, s.qo_p};
-    p.q = random_tensor(s.dtype, {s.qo_p, H, D}, rng);
-    p.kv.paged = false;
-    p.kv.layout = Layout::NHD;
-    p.kv.k = random_tensor(s.dtype, {s.kv_p, Hk, D}, rng);
-    p.kv.v = random_tensor(s.dtype, {s.kv_p, Hk, D}, rng);
+    testing::SideSpec p;
+    p.paged = false;
+    p.qo_lens = {s.qo_p};
+    p.kv_lens = {s.kv_p};
     p.params.mask_mode = s.mask_p;
-    c.prefill = std::move(p);
+    cs.prefill = p;
   }
   if (!s.kv_d.empty()) {
-    Side d;
-    const int B = static_cast<int>(s.kv_d.size());
-    d.qo_indptr.resize(B + 1);
-    std::iota(d.qo_indptr.begin(), d.qo_indptr.end(), 0);
-    d.q = random_tensor(s.dtype, {B, H, D}, rng);
-    int pages = 3;
-    for (int L : s.kv_d) pages += (L + s.page_size - 1) / s.page_size;
-    std::vector<std::int32_t> ids(pages);
-    std::iota(ids.begin(), ids.end(), 0);
-    std::shuffle(ids.begin(), ids.end(), rng);
-    d.kv.paged = true;
-    d.kv.layout = Layout::NHD;
-    d.kv.pages.page_size = s.page_size;
-    d.kv.pages.indptr = {0};
-    int next = 0;
-    for (int L : s.kv_d) {
-      const int n = (L + s.page_size - 1) / s.page_size;
-      for (int k = 0; k < n; ++k) d.kv.pages.indices.push_back(ids[next++]);
-      d.kv.pages.indptr.push_back(static_cast<std::int32_t>(d.kv.pages.indices.size()));
-      d.kv.pages.last_page_len.push_back(L - (n - 1) * s.page_size);
-    }
-    d.kv.k = random_tensor(s.dtype, {pages, s.page_size, Hk, D}, rng);
-    d.kv.v = random_tensor(s.dtype, {pages, s.page_size, Hk, D}, rng);
-    c.decode = std::move(d);
+    testing::SideSpec d;
+    d.page_size = s.page_size;
+    d.spare_pages = 3;
+    d.qo_lens.assign(s.kv_d.size(), 1);
+    d.kv_lens.assign(s.kv_d.begin(), s.kv_d.end());
+    cs.decode = d;
   }
-  return c;
+  return testing::build_case(cs);
 }
 
 // The best a kernel can do: the reference (under `sem`) rounded once to dtype_o / float32.
