@@ -897,10 +897,7 @@ std::string device_description() {
 }
 
 std::string build_version() {
-#ifndef PODCHECK_KERNELS_GIT
-#define PODCHECK_KERNELS_GIT "unknown"
-#endif
-  return std::string(kKernelName) + " " + kKernelVersion + " (git " + PODCHECK_KERNELS_GIT + ")";
+  return std::string(kKernelName) + " " + kKernelVersion + " (git " + git_describe() + ")";
 }
 
 std::string driver_version() {

@@ -33,6 +33,8 @@ class PreparedPod {
 
 // "podcheck-cuda v2 (git <describe>)": version recorded in trace provenance.
 std::string build_version();
+// `git describe --always --dirty --tags` of the tree this library was built from (generated on every build).
+const char* git_describe();
 // "NVIDIA H200 (sm_90, 132 SMs)" for the current device.
 std::string device_description();
 std::string driver_version();  // NVIDIA driver version (e.g. "580.159.04") when readable, else the CUDA driver API version
