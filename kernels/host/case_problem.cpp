@@ -101,6 +101,12 @@ void pack_side(const Case& c, const Side& s, PackedSide& ps, pod_side& out) {
   out.logits_soft_cap = static_cast<float>(p.logits_soft_cap);
   out.pos_encoding = p.pos_encoding == PosEncoding::rope_llama ? POD_POS_ROPE_LLAMA
                      : p.pos_encoding == PosEncoding::alibi   ? POD_POS_ALIBI : POD_POS_NONE;
+  out.rope_scale = p.rope_scale;
+  out.rope_theta = p.rope_theta;
+  if (p.pos_encoding == PosEncoding::alibi) {
+    const std::vector<double> sl = p.alibi_slopes.empty() ? default_alibi_slopes(c.num_qo_heads) : p.alibi_slopes;
+    ps.alibi_slopes.assign(sl.begin(), sl.end());  // float, as the logits are formed in float
+  }
 }
 
 void point_host(PackedSide& ps, pod_side& out) {

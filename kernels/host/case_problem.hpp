@@ -22,6 +22,7 @@ struct PackedSide {
   const Tensor* v = nullptr;      // tensor holding V (same tensor as k when stacked)
   std::int64_t v_offset = 0;      // element offset of V inside *v (stacked: one K block)
   const std::vector<std::uint8_t>* mask = nullptr;
+  std::vector<float> alibi_slopes;  // ALiBi: one per query head (the case's, else FlashInfer's defaults)
   std::int64_t rows = 0;          // query rows
 };
 

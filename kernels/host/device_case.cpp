@@ -60,6 +60,8 @@ DeviceCase::DeviceCase(const Case& c) : kase_(c) {
       s.custom_mask = static_cast<const std::uint8_t*>(upload(ps.mask->data(), ps.mask->size()));
       s.custom_mask_indptr = static_cast<const std::int64_t*>(upload(ps.mask_indptr.data(), ps.mask_indptr.size() * 8));
     }
+    if (!ps.alibi_slopes.empty())
+      s.alibi_slopes = static_cast<const float*>(upload(ps.alibi_slopes.data(), ps.alibi_slopes.size() * 4));
     const std::string nm = si == 0 ? "p" : "d";
     const int ob = static_cast<int>(dtype_size(c.dtype_o));
     out_[si] = make_output("out_" + nm, ps.rows * c.num_qo_heads * c.head_dim, ob, opoison);

@@ -1,4 +1,4 @@
-/* podcheck kernel ABI, version 1: how podcheck hands one POD problem to a kernel.
+/* podcheck kernel ABI, version 2: how podcheck hands one POD problem to a kernel.
  *
  * Plain C so that any port (another library, another language) can implement it. A port is a shared
  * library exporting the four entry points below; `podcheck run --kernel-lib path.so` loads it with dlopen.
@@ -10,11 +10,15 @@
  * kv_indices = {0}, page stride 0). All tensor pointers are DEVICE pointers; strides are in ELEMENTS.
  * The *_host arrays are host copies of the index arrays, for planning (like FlashInfer's plan()).
  *
- * Semantics (SPEC.md §2-§3 of podcheck): logit s = (sm_scale*q_scale*k_scale) * <q, k>, mask (causal
- * bottom-right aligned: j <= i + L - Q; window: j >= i + L - Q - window_left; custom: bit i*L+j of the
- * request's packed segment, little bit order), softmax, O = v_scale * softmax . V; LSE of the logits in
- * base 2 (or e); a row with no visible key gives O = 0 and LSE = -inf. Query head h reads KV head
- * h / (H_qo / H_kv).
+ * Semantics (SPEC.md §2-§4 of podcheck): logit s = (sm_scale*q_scale*k_scale) * <q, k>, plus
+ * alibi_slopes[h] * (j - i) with ALiBi (i the query row within its request), then cap * tanh(s / cap) with a
+ * soft cap; mask (causal bottom-right aligned: j <= i + L - Q; window: j >= i + L - Q - window_left; custom:
+ * bit i*L+j of the request's packed segment, little bit order), softmax, O = v_scale * softmax . V; LSE of
+ * the logits in base 2 (or e); a row with no visible key gives O = 0 and LSE = -inf. Query head h reads KV
+ * head h / (H_qo / H_kv). RoPE-LLaMA rotates q at position i + L - Q and k at position j before the product:
+ * dims t and t + D/2 by the angle pos * rope_theta^(-2t/D) / rope_scale.
+ *
+ * Version 2 added rope_scale, rope_theta and alibi_slopes to pod_side (version 1 had no way to pass them).
  */
 #ifndef PODCHECK_KERNEL_ABI_H
 #define PODCHECK_KERNEL_ABI_H
@@ -26,7 +30,7 @@
 extern "C" {
 #endif
 
-#define POD_ABI_VERSION 1u
+#define POD_ABI_VERSION 2u
 
 typedef enum pod_dtype {
   POD_DTYPE_F16 = 0,
@@ -78,6 +82,9 @@ typedef struct pod_side {
   float q_scale, k_scale, v_scale;
   float logits_soft_cap;                  /* 0: off */
   int32_t pos_encoding;                   /* pod_pos_encoding */
+  double rope_scale, rope_theta;          /* ROPE_LLAMA: both > 0 */
+  const float* alibi_slopes;              /* ALIBI: device, [H_qo], slope per query head (the caller resolves
+                                             defaults such as FlashInfer's); NULL otherwise */
   /* outputs */
   void* o; /* [rows, H_qo, D], dtype_o */
   int64_t o_stride_row, o_stride_head;

@@ -16,13 +16,19 @@
 //                   Run: `podcheck run --kernel podcheck-cuda --tier quick -o t.h5`;
 //                   time: `podcheck bench kernel`.
 //                   Same decode tile as prefill (64 packed rows): simple, correct, wasteful for small groups.
-//   v2 (this file)  Same scheduler, numerics, features and ABI; faster data movement. Decode items of 16
+//   v2              Same scheduler, numerics, features and ABI; faster data movement. Decode items of 16
 //                   packed rows whose KV range the 4 warps split among themselves (tiles of 16 tokens, each
 //                   warp its own online-softmax state and a 3-stage (D 256: 2) cp.async ring of its own), the
 //                   four states merged by LSE in shared memory (fp32). Prefill keeps 64-row items, with KV
 //                   tiles of 64 tokens (D 256: 32) double-buffered by cp.async (load t+1 while computing t). K, V and Q
 //                   fragments come from ldmatrix (.trans for V) on rows padded by 16 bytes (conflict-free);
 //                   fp8 KV is copied raw and converted (exactly) in shared memory after the copy lands.
+//   v3 (this file)  v2 plus the standalone-kernel features, on both sides (ABI 2): RoPE-LLaMA (q rotated at
+//                   position i + L - Q while its tile is loaded, k at position j in shared memory once its
+//                   tile has landed; angles in double, reduced to [-pi, pi], sincosf, results rounded to
+//                   the query dtype as the mma operands), ALiBi (slope_h * (j - i) added to the fp32 logit)
+//                   and the logits soft cap (cap * tanhf(s / cap)), in the emulator's order: s = x * sm,
+//                   + bias, soft cap, * log2(e). Tiles, scheduler and numerics otherwise as v2.
 #include "kernels/host/cuda_check.hpp"
 #include "kernels/pod/pod_launch.hpp"
 
@@ -55,6 +61,11 @@ struct SideDev {
   float* part_o;                  // [entries, D]
   float* part_lse;                // [entries]
   float scale_log2;               // sm_scale * q_scale * k_scale * log2(e)
+  float sm;                       // sm_scale * q_scale * k_scale (logits with ALiBi or a soft cap)
+  float cap;                      // logits soft cap, 0: off
+  int alibi, rope;                // pos_encoding is ALIBI / ROPE_LLAMA
+  double rope_log2_theta;         // RoPE: log2(rope_theta), 1 / rope_scale
+  double rope_rcp_scale;
 };
 
 struct KParams {
@@ -83,6 +94,30 @@ template <> struct Pack2<__nv_bfloat16> {
   static __device__ __forceinline__ float lo(std::uint32_t v) { return __uint_as_float((v & 0xFFFFu) << 16); }
   static __device__ __forceinline__ float hi(std::uint32_t v) { return __uint_as_float(v & 0xFFFF0000u); }
 };
+
+// Scalar conversions of the 16-bit operand types (round to nearest even).
+__device__ __forceinline__ float to_f(__half x) { return __half2float(x); }
+__device__ __forceinline__ float to_f(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <class T> __device__ __forceinline__ T from_f(float x);
+template <> __device__ __forceinline__ __half from_f<__half>(float x) { return __float2half_rn(x); }
+template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+
+// RoPE-LLaMA frequency of pair t: rope_theta^(-2t/D) / rope_scale, in double.
+template <int D> __device__ __forceinline__ double rope_freq(const SideDev& SDv, int t) {
+  return exp2(-(2.0 * t / D) * SDv.rope_log2_theta) * SDv.rope_rcp_scale;
+}
+// Rotates the pair (x0, x1) = (dim t, dim t + D/2) by `angle` (radians, double). The angle is reduced to
+// [-pi, pi] in double, so positions up to any KV length keep full accuracy, and the hardware __sincosf
+// (absolute error ~2^-21 on that range, far below a 16-bit rounding) needs no slow path.
+__device__ __forceinline__ void rope_pair(float& x0, float& x1, double angle) {
+  const double k = rint(angle * 0.15915494309189535);  // 1 / (2 pi)
+  const float r = static_cast<float>(fma(-k, 6.283185307179586, angle));
+  float sn, cs;
+  __sincosf(r, &sn, &cs);
+  const float a = x0 * cs - x1 * sn, b = x1 * cs + x0 * sn;
+  x0 = a;
+  x1 = b;
+}
 
 template <class T> __device__ __forceinline__ void mma16816(float* c, const std::uint32_t* a, const std::uint32_t* b);
 template <> __device__ __forceinline__ void mma16816<__half>(float* c, const std::uint32_t* a, const std::uint32_t* b) {
@@ -260,12 +295,33 @@ __device__ __forceinline__ void convert_kv_tile(const unsigned char* kraw, const
   }
 }
 
+// RoPE-LLaMA of a padded 16-bit K tile in shared memory holding tokens t0 .. t0 + NTOK - 1 (rows past the
+// KV end hold zeros and stay zero): pair (row, t) handled by thread idx of nthr. nthr and D/2 divide one
+// another, so each thread keeps to one or a few pairs t and computes their frequencies once.
+template <int D, int NTOK, class QT>
+__device__ __forceinline__ void rope_k_tile(QT* Kt, const SideDev& SDv, int t0, int idx, int nthr) {
+  constexpr int HALF = D / 2, SD = D + 8;
+  const int row_step = nthr >= HALF ? nthr / HALF : 1;
+  for (int t = idx % HALF; t < HALF; t += nthr) {
+    const double f = rope_freq<D>(SDv, t);
+    for (int row = nthr >= HALF ? idx / HALF : 0; row < NTOK; row += row_step) {
+      QT* k = Kt + row * SD;
+      float x0 = to_f(k[t]), x1 = to_f(k[t + HALF]);
+      rope_pair(x0, x1, static_cast<double>(t0 + row) * f);
+      k[t] = from_f<QT>(x0);
+      k[t + HALF] = from_f<QT>(x1);
+    }
+  }
+}
+
 // What one warp needs to mask its 16 rows.
 struct RowMask {
   const pod_side* S;
   int r, packed, qo_len, L, kv_hi;
   int prow[2], irow[2];  // rows gq and gq + 8 of the warp's block: packed row and query row
   float scale_log2;
+  const SideDev* X;      // ALiBi or a soft cap: the side whose logits are formed element by element; else null
+  int kv_head, g;
   bool rows_full;        // all 16 rows of the warp's block are real rows (< packed)
   int pos_min, pos_max;  // bottom-right positions (i + L - qo_len) of the block's first and last rows
   __device__ __forceinline__ void set_rows(int row0, int g) {  // row0: the block's first packed row
@@ -288,7 +344,8 @@ struct RowMask {
 
 // One warp: its 16 query rows (Qw, padded rows) against NTOK KV tokens starting at t0 (Kt, Vt padded 16-bit
 // tiles), online softmax in the log2 domain, O += P V with P rounded to the query dtype.
-template <int D, int NTOK, class QT>
+// F: built with the feature paths (ALiBi, soft cap, RoPE); without them the code is v2's exactly.
+template <int D, int NTOK, class QT, bool F>
 __device__ __forceinline__ void attend_tile(const QT* Qw, const QT* Kt, const QT* Vt, int t0, const RowMask& M,
                                             float (&o)[D / 8][4], float (&m)[2], float (&d)[2], int lane) {
   constexpr int SD = D + 8;
@@ -312,7 +369,26 @@ __device__ __forceinline__ void attend_tile(const QT* Qw, const QT* Kt, const QT
     }
   }
   float mx[2] = {m[0], m[1]};
-  if (M.tile_full(t0, NTOK)) {  // warp-uniform: no element of the tile is masked
+  if (F && M.X) {  // warp-uniform: ALiBi and/or soft cap, in the emulator's order (validation/emulator.cpp)
+    const SideDev& X = *M.X;
+    float slope[2] = {0.f, 0.f};  // ALiBi slopes of rows gq and gq + 8 (their query heads)
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr)
+      if (X.alibi && M.prow[hr] < M.packed) slope[hr] = X.s.alibi_slopes[M.kv_head * M.g + M.prow[hr] % M.g];
+#pragma unroll
+    for (int n = 0; n < NN; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int hr = e >> 1;
+        const int j = t0 + n * 8 + 2 * tq + (e & 1);
+        const bool ok = M.prow[hr] < M.packed && j < M.kv_hi && visible(*M.S, M.r, M.irow[hr], j, M.qo_len, M.L);
+        float x = s[n][e] * X.sm;
+        if (X.alibi) x += slope[hr] * static_cast<float>(j - M.irow[hr]);
+        if (X.cap > 0.f) x = X.cap * tanhf(x / X.cap);
+        s[n][e] = ok ? x * 1.44269504088896341f : -INFINITY;
+        mx[hr] = fmaxf(mx[hr], s[n][e]);
+      }
+  } else if (M.tile_full(t0, NTOK)) {  // warp-uniform: no element of the tile is masked
 #pragma unroll
     for (int n = 0; n < NN; ++n)
 #pragma unroll
@@ -424,8 +500,84 @@ __device__ __forceinline__ void load_q_tile(const pod_side& S, int q_start, int 
   }
 }
 
+// RoPE-LLaMA variant of load_q_tile: each query row rotated at its position i + L - qo_len (pairs t, t + D/2),
+// in float with the angle reduced in double, then rounded to the query dtype (zeros past the request).
+template <int D, class QT>
+__device__ __forceinline__ void load_q_tile_rope(const SideDev& SDv, int q_start, int packed, int g, int kv_head,
+                                                 int pos_off, int row_begin, int rows, QT* Qs, int tid) {
+  constexpr int HALF = D / 2, SD = D + 8;
+  const pod_side& S = SDv.s;
+  const int row_step = kThreads >= HALF ? kThreads / HALF : 1;
+  for (int t = tid % HALF; t < HALF; t += kThreads) {
+    const double f = rope_freq<D>(SDv, t);
+    for (int row = kThreads >= HALF ? tid / HALF : 0; row < rows; row += row_step) {
+      const int pr = row_begin + row;
+      float x0 = 0.f, x1 = 0.f;
+      if (pr < packed) {
+        const int i = pr / g, h = kv_head * g + pr % g;
+        const QT* q = static_cast<const QT*>(S.q) + (std::int64_t)(q_start + i) * S.q_stride_row +
+                      (std::int64_t)h * S.q_stride_head;
+        x0 = to_f(q[t]);
+        x1 = to_f(q[t + HALF]);
+        rope_pair(x0, x1, static_cast<double>(i + pos_off) * f);
+      }
+      Qs[row * SD + t] = from_f<QT>(x0);
+      Qs[row * SD + t + HALF] = from_f<QT>(x1);
+    }
+  }
+}
+
+// What both roles derive from a work item: its request's extents and the KV range its rows can see.
+struct ItemCtx {
+  int r, q_start, qo_len, Lr, g, packed, page_base;
+  int kv_lo, kv_hi;  // the item's chunk, narrowed by the causal and window bounds of its rows
+};
+__device__ __forceinline__ ItemCtx item_ctx(const KParams& P, const SideDev& SDv, const WorkItem& it, int tile_rows) {
+  const pod_side& S = SDv.s;
+  ItemCtx c;
+  c.r = it.request;
+  c.q_start = S.qo_indptr[c.r];
+  c.qo_len = S.qo_indptr[c.r + 1] - c.q_start;
+  c.Lr = SDv.kv_len[c.r];
+  c.g = P.group;
+  c.packed = c.qo_len * c.g;
+  c.page_base = S.kv.indptr[c.r];
+  const int i_min = it.row_begin / c.g;
+  const int i_max = (min(c.packed, it.row_begin + tile_rows) - 1) / c.g;
+  c.kv_lo = it.kv_begin;
+  c.kv_hi = it.kv_end;
+  if (S.mask_mode == POD_MASK_CAUSAL) c.kv_hi = min(c.kv_hi, max(0, i_max + c.Lr - c.qo_len + 1));
+  if (S.window_left >= 0) c.kv_lo = max(c.kv_lo, i_min + c.Lr - c.qo_len - S.window_left);
+  return c;
+}
+// The mask and logit transform of the 16-row block starting at packed row row0.
+__device__ __forceinline__ RowMask row_mask(const SideDev& SDv, const ItemCtx& c, int kv_head, int row0) {
+  RowMask M;
+  M.S = &SDv.s;
+  M.r = c.r;
+  M.packed = c.packed;
+  M.qo_len = c.qo_len;
+  M.L = c.Lr;
+  M.kv_hi = c.kv_hi;
+  M.scale_log2 = SDv.scale_log2;
+  M.X = (SDv.alibi || SDv.cap > 0.f) ? &SDv : nullptr;
+  M.kv_head = kv_head;
+  M.g = c.g;
+  M.set_rows(row0, c.g);
+  return M;
+}
+// The item's query tile into shared memory (rotated with RoPE).
+template <int D, class QT, bool F>
+__device__ __forceinline__ void load_q(const SideDev& SDv, const ItemCtx& c, int kv_head, int row_begin, int rows,
+                                       QT* Qs, int tid) {
+  if (F && SDv.rope)
+    load_q_tile_rope<D, QT>(SDv, c.q_start, c.packed, c.g, kv_head, c.Lr - c.qo_len, row_begin, rows, Qs, tid);
+  else
+    load_q_tile<D, QT>(SDv.s, c.q_start, c.packed, c.g, kv_head, row_begin, rows, Qs, tid);
+}
+
 // ---- prefill item: 64 packed rows (16 per warp), KV tiles of kPreKV tokens shared by the CTA, double-buffered --
-template <int D, class QT, class KVT>
+template <int D, class QT, class KVT, bool F>
 __device__ __forceinline__ void prefill_item(const KParams& P, const SideDev& SDv, const WorkItem& it,
                                              unsigned char* smem, int tid) {
   using L = Smem<D, KVT>;
@@ -434,13 +586,8 @@ __device__ __forceinline__ void prefill_item(const KParams& P, const SideDev& SD
   constexpr int NT_D = D / 8;
   const int warp = tid >> 5, lane = tid & 31, tq = lane & 3;
   const pod_side& S = SDv.s;
-  const int r = it.request;
-  const int q_start = S.qo_indptr[r];
-  const int qo_len = S.qo_indptr[r + 1] - q_start;
-  const int Lr = SDv.kv_len[r];
-  const int g = P.group;
-  const int packed = qo_len * g;
-  const int page_base = S.kv.indptr[r];
+  const ItemCtx c = item_ctx(P, SDv, it, kTileQ);
+  const int packed = c.packed, kv_lo = c.kv_lo, kv_hi = c.kv_hi;
 
   QT* Qs = reinterpret_cast<QT*>(smem);
   unsigned char* stage0 = smem + L::pre_q;
@@ -451,13 +598,7 @@ __device__ __forceinline__ void prefill_item(const KParams& P, const SideDev& SD
     return stage0 + s * L::stage(TK) + (L::kConv ? TK * D : L::tile16(TK));
   };
 
-  load_q_tile<D, QT>(S, q_start, packed, g, it.kv_head, it.row_begin, kTileQ, Qs, tid);
-
-  const int i_min = it.row_begin / g;
-  const int i_max = (min(packed, it.row_begin + kTileQ) - 1) / g;
-  int kv_lo = it.kv_begin, kv_hi = it.kv_end;
-  if (S.mask_mode == POD_MASK_CAUSAL) kv_hi = min(kv_hi, max(0, i_max + Lr - qo_len + 1));
-  if (S.window_left >= 0) kv_lo = max(kv_lo, i_min + Lr - qo_len - S.window_left);
+  load_q<D, QT, F>(SDv, c, it.kv_head, it.row_begin, kTileQ, Qs, tid);
   const int n_tiles = kv_hi > kv_lo ? (kv_hi - kv_lo + TK - 1) / TK : 0;
 
   float o[NT_D][4];
@@ -466,18 +607,15 @@ __device__ __forceinline__ void prefill_item(const KParams& P, const SideDev& SD
   float m[2] = {-INFINITY, -INFINITY}, d[2] = {0.f, 0.f};
   const int wrow0 = it.row_begin + warp * 16;
   const bool warp_active = wrow0 < packed;
-  RowMask M;
-  M.S = &S; M.r = r; M.packed = packed; M.qo_len = qo_len; M.L = Lr; M.kv_hi = kv_hi;
-  M.scale_log2 = SDv.scale_log2;
-  M.set_rows(wrow0, g);
+  const RowMask M = row_mask(SDv, c, it.kv_head, wrow0);
 
-  if (n_tiles > 0) issue_kv_tile<D, TK, KVT>(S, page_base, it.kv_head, kv_lo, kv_hi, stage_k(0), stage_v(0), tid, kThreads);
+  if (n_tiles > 0) issue_kv_tile<D, TK, KVT>(S, c.page_base, it.kv_head, kv_lo, kv_hi, stage_k(0), stage_v(0), tid, kThreads);
   cp_async_commit();
   for (int k = 0; k < n_tiles; ++k) {
     const int s = k & 1;
     // Stage s ^ 1 was last read in iteration k - 1, which ended with a barrier.
     if (k + 1 < n_tiles)
-      issue_kv_tile<D, TK, KVT>(S, page_base, it.kv_head, kv_lo + (k + 1) * TK, kv_hi, stage_k(s ^ 1),
+      issue_kv_tile<D, TK, KVT>(S, c.page_base, it.kv_head, kv_lo + (k + 1) * TK, kv_hi, stage_k(s ^ 1),
                                      stage_v(s ^ 1), tid, kThreads);
     cp_async_commit();
     cp_async_wait<1>();  // this thread's copies of tile k are done
@@ -492,7 +630,11 @@ __device__ __forceinline__ void prefill_item(const KParams& P, const SideDev& SD
       Vt = reinterpret_cast<const QT*>(stage_v(s));
     }
     __syncthreads();  // every thread's copies (and the Q tile) visible
-    if (warp_active) attend_tile<D, TK, QT>(Qs + warp * 16 * SD, Kt, Vt, kv_lo + k * TK, M, o, m, d, lane);
+    if (F && SDv.rope) {  // pairs (t, t + D/2) were copied by different threads: rotate after the barrier
+      rope_k_tile<D, TK, QT>(const_cast<QT*>(Kt), SDv, kv_lo + k * TK, tid, kThreads);
+      __syncthreads();
+    }
+    if (warp_active) attend_tile<D, TK, QT, F>(Qs + warp * 16 * SD, Kt, Vt, kv_lo + k * TK, M, o, m, d, lane);
     __syncthreads();  // tile consumed before its stage (and the converted tile) is overwritten
   }
   cp_async_wait<0>();
@@ -508,7 +650,7 @@ __device__ __forceinline__ void prefill_item(const KParams& P, const SideDev& SD
       if (M.prow[hr] >= packed) continue;
 #pragma unroll
       for (int n = 0; n < NT_D; ++n)
-        write_pair<D, QT>(P, SDv, it, q_start, qo_len, M.prow[hr], n * 8 + 2 * tq, o[n][hr * 2], o[n][hr * 2 + 1],
+        write_pair<D, QT>(P, SDv, it, c.q_start, c.qo_len, M.prow[hr], n * 8 + 2 * tq, o[n][hr * 2], o[n][hr * 2 + 1],
                           m[hr], d[hr], n == 0 && tq == 0);
     }
   }
@@ -517,7 +659,7 @@ __device__ __forceinline__ void prefill_item(const KParams& P, const SideDev& SD
 // ---- decode item: 16 packed rows shared by the 4 warps; each warp streams its own KV tiles of 16 tokens ----
 // (tiles warp, warp + 4, ...) through a kDecStages-deep cp.async ring and keeps its own softmax state; the
 // four states are merged through shared memory (fp32, by LSE) at the end of the item.
-template <int D, class QT, class KVT>
+template <int D, class QT, class KVT, bool F>
 __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv, const WorkItem& it,
                                             unsigned char* smem, int tid) {
   using L = Smem<D, KVT>;
@@ -527,13 +669,8 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
   constexpr int T = kTileKVDecode;
   const int warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const pod_side& S = SDv.s;
-  const int r = it.request;
-  const int q_start = S.qo_indptr[r];
-  const int qo_len = S.qo_indptr[r + 1] - q_start;
-  const int Lr = SDv.kv_len[r];
-  const int g = P.group;
-  const int packed = qo_len * g;
-  const int page_base = S.kv.indptr[r];
+  const ItemCtx c = item_ctx(P, SDv, it, kTileQDecode);
+  const int packed = c.packed, kv_lo = c.kv_lo, kv_hi = c.kv_hi;
 
   QT* Qs = reinterpret_cast<QT*>(smem);
   unsigned char* wbase = smem + L::dec_q + warp * L::dec_warp;
@@ -542,13 +679,7 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
   auto stage_k = [&](int s) { return wbase + s * L::stage(T); };
   auto stage_v = [&](int s) { return wbase + s * L::stage(T) + (L::kConv ? T * D : L::tile16(T)); };
 
-  load_q_tile<D, QT>(S, q_start, packed, g, it.kv_head, it.row_begin, kTileQDecode, Qs, tid);
-
-  const int i_min = it.row_begin / g;
-  const int i_max = (min(packed, it.row_begin + kTileQDecode) - 1) / g;
-  int kv_lo = it.kv_begin, kv_hi = it.kv_end;
-  if (S.mask_mode == POD_MASK_CAUSAL) kv_hi = min(kv_hi, max(0, i_max + Lr - qo_len + 1));
-  if (S.window_left >= 0) kv_lo = max(kv_lo, i_min + Lr - qo_len - S.window_left);
+  load_q<D, QT, F>(SDv, c, it.kv_head, it.row_begin, kTileQDecode, Qs, tid);
   const int n_all = kv_hi > kv_lo ? (kv_hi - kv_lo + T - 1) / T : 0;
   const int nt = n_all > warp ? (n_all - warp + kWarps - 1) / kWarps : 0;  // this warp's tiles
   auto tile_start = [&](int k) { return kv_lo + (warp + k * kWarps) * T; };
@@ -557,15 +688,12 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
 #pragma unroll
   for (int n = 0; n < NT_D; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
   float m[2] = {-INFINITY, -INFINITY}, d[2] = {0.f, 0.f};
-  RowMask M;
-  M.S = &S; M.r = r; M.packed = packed; M.qo_len = qo_len; M.L = Lr; M.kv_hi = kv_hi;
-  M.scale_log2 = SDv.scale_log2;
-  M.set_rows(it.row_begin, g);
+  const RowMask M = row_mask(SDv, c, it.kv_head, it.row_begin);
 
   // Prologue: NS - 1 tiles in flight (one commit group per tile slot, empty groups past the end).
 #pragma unroll
   for (int s = 0; s < NS - 1; ++s) {
-    if (s < nt) issue_kv_tile<D, T, KVT>(S, page_base, it.kv_head, tile_start(s), kv_hi, stage_k(s), stage_v(s), lane, 32);
+    if (s < nt) issue_kv_tile<D, T, KVT>(S, c.page_base, it.kv_head, tile_start(s), kv_hi, stage_k(s), stage_v(s), lane, 32);
     cp_async_commit();
   }
   __syncthreads();  // the Q tile is visible to every warp
@@ -573,7 +701,7 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
     __syncwarp();  // every lane is done with tile k - 1 (its stage is refilled next, the converted tile too)
     const int kn = k + NS - 1;
     if (kn < nt)
-      issue_kv_tile<D, T, KVT>(S, page_base, it.kv_head, tile_start(kn), kv_hi, stage_k(kn % NS), stage_v(kn % NS),
+      issue_kv_tile<D, T, KVT>(S, c.page_base, it.kv_head, tile_start(kn), kv_hi, stage_k(kn % NS), stage_v(kn % NS),
                                lane, 32);
     cp_async_commit();
     cp_async_wait<NS - 1>();  // this lane's copies of tile k are done
@@ -589,7 +717,11 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
       Vt = reinterpret_cast<const QT*>(stage_v(s));
     }
     __syncwarp();  // all lanes' copies of tile k visible to the warp
-    attend_tile<D, T, QT>(Qs, Kt, Vt, tile_start(k), M, o, m, d, lane);
+    if (F && SDv.rope) {
+      rope_k_tile<D, T, QT>(const_cast<QT*>(Kt), SDv, tile_start(k), lane, 32);
+      __syncwarp();
+    }
+    attend_tile<D, T, QT, F>(Qs, Kt, Vt, tile_start(k), M, o, m, d, lane);
   }
   cp_async_wait<0>();
   __syncwarp();  // the warp's stages are free: its merge scratch overlays them
@@ -615,8 +747,8 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
   }
   __syncthreads();  // all four warps' states in shared memory
 
-  for (int c = tid; c < kTileQDecode * (D / 2); c += kThreads) {
-    const int row = c / (D / 2), col = (c % (D / 2)) * 2;
+  for (int e = tid; e < kTileQDecode * (D / 2); e += kThreads) {
+    const int row = e / (D / 2), col = (e % (D / 2)) * 2;
     const int prow = it.row_begin + row;
     if (prow >= packed) continue;
     float mw[kWarps], mxw = -INFINITY;
@@ -635,12 +767,12 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
       a0 += f * v.x;
       a1 += f * v.y;
     }
-    write_pair<D, QT>(P, SDv, it, q_start, qo_len, prow, col, a0, a1, mxw, dsum, col == 0);
+    write_pair<D, QT>(P, SDv, it, c.q_start, c.qo_len, prow, col, a0, a1, mxw, dsum, col == 0);
   }
 }
 
 // ---- the fused kernel ----------------------------------------------------------------------------------
-template <int D, class QT, class KVT>
+template <int D, class QT, class KVT, bool F>
 __global__ void __launch_bounds__(kThreads) pod_fused_kernel(const __grid_constant__ KParams P) {
   extern __shared__ uint4 smem_raw[];
   unsigned char* smem = reinterpret_cast<unsigned char*>(smem_raw);
@@ -673,8 +805,8 @@ __global__ void __launch_bounds__(kThreads) pod_fused_kernel(const __grid_consta
     if (side < 0) return;
     const SideDev& SDv = P.side[side];
     const WorkItem it = SDv.items[item_idx];
-    if (side == 0) prefill_item<D, QT, KVT>(P, SDv, it, smem, tid);
-    else decode_item<D, QT, KVT>(P, SDv, it, smem, tid);
+    if (side == 0) prefill_item<D, QT, KVT, F>(P, SDv, it, smem, tid);
+    else decode_item<D, QT, KVT, F>(P, SDv, it, smem, tid);
     __syncthreads();  // smem (and s_item) reuse by the next item
   }
 }
@@ -737,33 +869,40 @@ struct Kernels {
   std::size_t smem = 0;
 };
 
+// feat: the instantiation with the RoPE / ALiBi / soft-cap paths (its own registers; the plain one keeps v2's).
 template <int D, class QT, class KVT>
-Kernels kernels_for() {
+Kernels kernels_for(bool feat) {
   Kernels k;
-  k.fused = reinterpret_cast<const void*>(&pod_fused_kernel<D, QT, KVT>);
+  k.fused = feat ? reinterpret_cast<const void*>(&pod_fused_kernel<D, QT, KVT, true>)
+                 : reinterpret_cast<const void*>(&pod_fused_kernel<D, QT, KVT, false>);
   k.merge = reinterpret_cast<const void*>(&pod_merge_kernel<D, QT>);
   k.smem = fused_smem_bytes<D, QT, KVT>();
   return k;
 }
 
 template <int D, class QT>
-Kernels kernels_for_kv(int dtype_kv) {
-  if (dtype_kv == POD_DTYPE_E4M3) return kernels_for<D, QT, __nv_fp8_e4m3>();
-  if (dtype_kv == POD_DTYPE_E5M2) return kernels_for<D, QT, __nv_fp8_e5m2>();
-  return kernels_for<D, QT, QT>();
+Kernels kernels_for_kv(int dtype_kv, bool feat) {
+  if (dtype_kv == POD_DTYPE_E4M3) return kernels_for<D, QT, __nv_fp8_e4m3>(feat);
+  if (dtype_kv == POD_DTYPE_E5M2) return kernels_for<D, QT, __nv_fp8_e5m2>(feat);
+  return kernels_for<D, QT, QT>(feat);
 }
 
 template <int D>
-Kernels kernels_for_q(int dtype_q, int dtype_kv) {
-  if (dtype_q == POD_DTYPE_BF16) return kernels_for_kv<D, __nv_bfloat16>(dtype_kv);
-  return kernels_for_kv<D, __half>(dtype_kv);
+Kernels kernels_for_q(int dtype_q, int dtype_kv, bool feat) {
+  if (dtype_q == POD_DTYPE_BF16) return kernels_for_kv<D, __nv_bfloat16>(dtype_kv, feat);
+  return kernels_for_kv<D, __half>(dtype_kv, feat);
+}
+
+bool uses_features(const pod_side& s) {
+  return s.present && (s.pos_encoding != POD_POS_NONE || s.logits_soft_cap > 0.0f);
 }
 
 Kernels select_kernels(const pod_problem& p) {
+  const bool feat = uses_features(p.prefill) || uses_features(p.decode);
   switch (p.head_dim) {
-    case 64: return kernels_for_q<64>(p.dtype_q, p.dtype_kv);
-    case 128: return kernels_for_q<128>(p.dtype_q, p.dtype_kv);
-    default: return kernels_for_q<256>(p.dtype_q, p.dtype_kv);
+    case 64: return kernels_for_q<64>(p.dtype_q, p.dtype_kv, feat);
+    case 128: return kernels_for_q<128>(p.dtype_q, p.dtype_kv, feat);
+    default: return kernels_for_q<256>(p.dtype_q, p.dtype_kv, feat);
   }
 }
 
@@ -842,6 +981,14 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
     }
     const double sc = double(sides[si]->sm_scale) * sides[si]->q_scale * sides[si]->k_scale;
     sd.scale_log2 = float(sc * 1.4426950408889634);
+    sd.sm = float(sc);
+    sd.cap = sides[si]->logits_soft_cap;
+    sd.alibi = sides[si]->pos_encoding == POD_POS_ALIBI;
+    sd.rope = sides[si]->pos_encoding == POD_POS_ROPE_LLAMA;
+    if (sd.rope) {
+      sd.rope_log2_theta = std::log2(sides[si]->rope_theta);
+      sd.rope_rcp_scale = 1.0 / sides[si]->rope_scale;
+    }
   }
   {
     void* ptr = nullptr;

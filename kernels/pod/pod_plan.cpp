@@ -18,10 +18,13 @@ bool is8(int t) { return t == POD_DTYPE_E4M3 || t == POD_DTYPE_E5M2; }
 
 std::string check_side(const pod_problem& p, const pod_side& s, const char* name, bool* invalid) {
   const std::string n = name;
-  if (s.pos_encoding == POD_POS_ROPE_LLAMA) return n + ": RoPE-LLaMA is not supported by podcheck-cuda";
-  if (s.pos_encoding == POD_POS_ALIBI) return n + ": ALiBi is not supported by podcheck-cuda";
-  if (s.pos_encoding != POD_POS_NONE) { *invalid = true; return n + ": unknown pos_encoding"; }
-  if (s.logits_soft_cap != 0.0f) return n + ": logits soft cap is not supported by podcheck-cuda";
+  if (s.pos_encoding < POD_POS_NONE || s.pos_encoding > POD_POS_ALIBI) { *invalid = true; return n + ": unknown pos_encoding"; }
+  if (s.pos_encoding == POD_POS_ROPE_LLAMA && !(s.rope_scale > 0.0 && s.rope_theta > 0.0)) {
+    *invalid = true;
+    return n + ": RoPE-LLaMA needs rope_scale > 0 and rope_theta > 0";
+  }
+  if (s.pos_encoding == POD_POS_ALIBI && !s.alibi_slopes) { *invalid = true; return n + ": ALiBi without alibi_slopes"; }
+  if (!(s.logits_soft_cap >= 0.0f)) { *invalid = true; return n + ": logits_soft_cap must be >= 0 (0: off)"; }
   if (s.mask_mode < POD_MASK_NONE || s.mask_mode > POD_MASK_CUSTOM) { *invalid = true; return n + ": unknown mask_mode"; }
   if (s.num_requests < 0 || !s.qo_indptr_host || !s.kv.indptr_host || !s.kv.last_page_len_host) {
     *invalid = true;

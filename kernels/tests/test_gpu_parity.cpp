@@ -44,10 +44,9 @@ SideSpec decode(std::vector<int> l) {
   return paged(ones, l);
 }
 
-void check(const CaseSpec& spec, int kv_chunk = 0, bool expect_split = false) {
-  const Case c = test::build_case(spec);
+void check_case(const Case& c, const std::string& name, int kv_chunk = 0, bool expect_split = false) {
   const RunOutcome run = run_case(KernelHandle::builtin(), c, kv_chunk);
-  INFO(spec.name << ": " << run.message);
+  INFO(name << ": " << run.message);
   REQUIRE(run.status == RunOutcome::Status::ok);
   REQUIRE(run.guards_ok);
   if (expect_split) CHECK(run.stats.merge_launched == 1);
@@ -56,6 +55,20 @@ void check(const CaseSpec& spec, int kv_chunk = 0, bool expect_split = false) {
   for (const std::string& line : validation::console_details(r)) verdict += "\n  " + line;
   INFO(verdict);
   CHECK(r.status == validation::Status::passed);
+}
+
+void check(const CaseSpec& spec, int kv_chunk = 0, bool expect_split = false) {
+  check_case(test::build_case(spec), spec.name, kv_chunk, expect_split);
+}
+
+// The spec's case with a position encoding and soft cap set on each side (the builder leaves them off).
+Case with_features(const CaseSpec& spec, PosEncoding pe_p, double cap_p, PosEncoding pe_d, double cap_d) {
+  Case c = test::build_case(spec);
+  c.prefill->params.pos_encoding = pe_p;
+  c.prefill->params.logits_soft_cap = cap_p;
+  c.decode->params.pos_encoding = pe_d;
+  c.decode->params.logits_soft_cap = cap_d;
+  return c;
 }
 
 }  // namespace
@@ -165,15 +178,67 @@ TEST_CASE("split-KV partial states merged by LSE - natural-log LSE", "[gpu][sani
   check(s);
 }
 
+TEST_CASE("RoPE-LLaMA ALiBi and soft cap: small cases for the sanitizers", "[gpu][sanitize]") {
+  require_gpu();
+  using PE = PosEncoding;
+  CaseSpec s;
+  s.heads = 6;
+  s.kv_heads = 2;
+  s.head_dim = 64;
+  s.page_size = 3;
+  s.prefill = paged({9, 20}, {40, 20}, MaskMode::causal);
+  s.decode = decode({1, 70});
+  check_case(with_features(s, PE::rope_llama, 15, PE::alibi, 0), "rope+softcap/alibi", 32, true);
+  s.dtype_kv = DType::float8_e5m2;
+  check_case(with_features(s, PE::alibi, 0, PE::rope_llama, 0), "alibi/rope-fp8", 32, true);
+}
+
+TEST_CASE("RoPE-LLaMA ALiBi and soft cap on both sides (v3) all dtypes head dims split-KV", "[gpu]") {
+  require_gpu();
+  using PE = PosEncoding;
+  CaseSpec s;
+  s.heads = 12;  // group 3, and ALiBi's default slopes for a head count that is not a power of two
+  s.kv_heads = 4;
+  s.prefill = dense_prefill(70, 200);
+  s.decode = decode({1, 37, 300});
+  for (DType dt : {DType::float16, DType::bfloat16})
+    for (int D : {64, 128, 256}) {
+      s.dtype_q = s.dtype_kv = dt;
+      s.head_dim = D;
+      const std::string tag = std::string(dtype_name(dt)) + "-d" + std::to_string(D);
+      check_case(with_features(s, PE::rope_llama, 0, PE::rope_llama, 0), "rope-" + tag);
+      check_case(with_features(s, PE::alibi, 0, PE::alibi, 0), "alibi-" + tag);
+      check_case(with_features(s, PE::none, 30, PE::none, 5), "softcap-" + tag);
+      check_case(with_features(s, PE::alibi, 20, PE::rope_llama, 50), "alibi+softcap/rope+softcap-" + tag);
+    }
+  s.dtype_q = s.dtype_kv = DType::bfloat16;
+  s.head_dim = 128;
+  s.page_size = 5;
+  s.layout = Layout::HND;
+  s.prefill = paged({30, 3}, {2100, 64}, MaskMode::causal);  // positions past 2048 in a split chunk
+  s.decode = decode({5000, 0, 64});
+  Case c = with_features(s, PE::rope_llama, 0, PE::alibi, 0);
+  c.prefill->params.rope_scale = 4.0;  // non-default scale and theta
+  c.prefill->params.rope_theta = 5e5;
+  c.decode->params.alibi_slopes.assign(12, 0.0);  // a case's own slopes
+  for (int h = 0; h < 12; ++h) c.decode->params.alibi_slopes[h] = 0.002 * (h + 1);
+  check_case(c, "rope-scaled+own-slopes-split", 256, true);
+  s.dtype_kv = DType::float8_e4m3fn;  // fp8 KV converted, then rotated
+  s.prefill.k_scale = 0.5;
+  s.decode.k_scale = 0.25;
+  check_case(with_features(s, PE::rope_llama, 0, PE::rope_llama, 10), "rope-fp8-e4m3");
+}
+
 TEST_CASE("not-supported features are reported and nothing is launched", "[gpu]") {
   require_gpu();
   CaseSpec s;
-  s.name = "softcap";
+  s.name = "head-dim-96";
+  s.head_dim = 96;
   s.prefill = dense_prefill(8, 8);
-  Case c = test::build_case(s);
-  c.prefill->params.logits_soft_cap = 30.0;
+  s.decode = decode({8});
+  const Case c = test::build_case(s);
   RunOutcome r = run_case(KernelHandle::builtin(), c);
   CHECK(r.status == RunOutcome::Status::not_supported);
-  CHECK(r.message.find("soft cap") != std::string::npos);
+  CHECK(r.message.find("head_dim 96") != std::string::npos);
   CHECK_FALSE(r.outputs.out_p.has_value());
 }

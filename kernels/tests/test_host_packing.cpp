@@ -45,6 +45,8 @@ TEST_CASE("ABI structs are plain C layouts", "[kernels][host]") {
   // Pointers and 64-bit strides sit on 8-byte boundaries (same layout for any C compiler on LP64).
   CHECK(offsetof(pod_side, q) % 8 == 0);
   CHECK(offsetof(pod_side, q_stride_row) % 8 == 0);
+  CHECK(offsetof(pod_side, rope_scale) % 8 == 0);
+  CHECK(offsetof(pod_side, alibi_slopes) % 8 == 0);
   CHECK(offsetof(pod_kv, k_stride_page) % 8 == 0);
   CHECK(offsetof(pod_problem, prefill) % 8 == 0);
   CHECK(offsetof(pod_problem, decode) == offsetof(pod_problem, prefill) + sizeof(pod_side));
@@ -126,13 +128,16 @@ TEST_CASE("unsupported features are detected invalid problems told apart", "[ker
     bool invalid;
   };
   const Mut muts[] = {
-      {"RoPE", [](Case& c) { c.decode->params.pos_encoding = PosEncoding::rope_llama; }, false},
-      {"ALiBi", [](Case& c) { c.prefill->params.pos_encoding = PosEncoding::alibi; }, false},
-      {"soft cap", [](Case& c) { c.prefill->params.logits_soft_cap = 50.0; }, false},
       {"head_dim", [](Case& c) { c.head_dim = 96; }, false},
       {"query dtype", [](Case& c) { c.dtype_q = DType::float32; }, false},
       {"output dtype", [](Case& c) { c.dtype_o = DType::bfloat16; }, false},
       {"num_kv_heads", [](Case& c) { c.num_kv_heads = 3; }, true},
+      {"rope_scale", [](Case& c) {
+         c.decode->params.pos_encoding = PosEncoding::rope_llama;
+         c.decode->params.rope_scale = 0.0;
+       }, true},
+      {"alibi_slopes", [](Case& c) { c.prefill->params.pos_encoding = PosEncoding::alibi; }, true},  // not uploaded
+      {"logits_soft_cap", [](Case& c) { c.prefill->params.logits_soft_cap = -1.0; }, true},
   };
   for (const Mut& m : muts) {
     Case c = base;
@@ -287,4 +292,51 @@ TEST_CASE("plan v2: split-KV fills the resident CTAs when the unsplit items cann
   CHECK(plan2.side[1].chunk_tokens == 0);
   CHECK(plan2.side[1].items.size() == 24 * 2);
   CHECK(plan2.merge_rows.empty());
+}
+
+TEST_CASE("RoPE ALiBi and soft cap are supported and their parameters packed (ABI 2)", "[kernels][host]") {
+  CaseSpec s;
+  s.heads = 12;  // not a power of two: FlashInfer's default slopes take the interleaved second series
+  s.kv_heads = 4;
+  s.prefill = side(false, {4}, {8}, MaskMode::causal);
+  s.decode = side(true, {1}, {8});
+  const Case base = test::build_case(s);
+
+  Case c = base;
+  c.prefill->params.pos_encoding = PosEncoding::rope_llama;
+  c.prefill->params.rope_scale = 2.5;
+  c.prefill->params.rope_theta = 5e5;
+  c.decode->params.pos_encoding = PosEncoding::alibi;  // default slopes
+  c.decode->params.logits_soft_cap = 30.0;
+  PackedProblem pp;
+  pack_case(c, pp);
+  REQUIRE(pp.unsupported.empty());
+  CHECK(pp.problem.prefill.pos_encoding == POD_POS_ROPE_LLAMA);
+  CHECK(pp.problem.prefill.rope_scale == 2.5);
+  CHECK(pp.problem.prefill.rope_theta == 5e5);
+  CHECK(pp.side[0].alibi_slopes.empty());
+  CHECK(pp.problem.decode.pos_encoding == POD_POS_ALIBI);
+  CHECK(pp.problem.decode.logits_soft_cap == 30.0f);
+  // SPEC §4.3 for H = 12: n = 8, slope_h = 2^(-8(h+1)/8) for h < 8, then (2^(-4/8))^(1, 3, 5, 7).
+  const double expect[12] = {0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625,
+                             std::pow(2.0, -0.5), std::pow(2.0, -1.5), std::pow(2.0, -2.5), std::pow(2.0, -3.5)};
+  REQUIRE(pp.side[1].alibi_slopes.size() == 12);
+  for (int h = 0; h < 12; ++h) CHECK(pp.side[1].alibi_slopes[h] == static_cast<float>(expect[h]));
+  bool invalid = false;
+  // pack_case leaves device pointers NULL: without the uploaded slopes the problem is inconsistent ...
+  CHECK(check_support(pp.problem, &invalid).find("alibi_slopes") != std::string::npos);
+  CHECK(invalid);
+  // ... with them (as DeviceCase uploads them) every feature is supported.
+  pp.problem.decode.alibi_slopes = pp.side[1].alibi_slopes.data();
+  CHECK(check_support(pp.problem, &invalid).empty());
+  CHECK_FALSE(invalid);
+
+  Case own = base;  // a case's own slopes are passed through as they are
+  own.prefill->params.pos_encoding = PosEncoding::alibi;
+  own.prefill->params.alibi_slopes.assign(12, 0.0);
+  for (int h = 0; h < 12; ++h) own.prefill->params.alibi_slopes[h] = 0.01 * (h + 1);
+  PackedProblem po;
+  pack_case(own, po);
+  REQUIRE(po.side[0].alibi_slopes.size() == 12);
+  for (int h = 0; h < 12; ++h) CHECK(po.side[0].alibi_slopes[h] == static_cast<float>(0.01 * (h + 1)));
 }

@@ -3,11 +3,12 @@
 
 usage: pick_golden.py IDS.txt [IDS.txt ...] [--max-case-kb 1500] [--max-total-kb 4000] > golden_ids.txt
 
-Reads case ids (one per line, `podcheck sweep list --tier T`), drops features the kernel reports as not
-supported (RoPE, ALiBi, soft cap), estimates each case's output size from its id (rows x heads x head_dim
+Reads case ids (one per line, `podcheck sweep list --tier T`), estimates each case's output size from its id (rows x heads x head_dim
 x 2 bytes + fp32 LSE) and greedily takes the case that adds the most not-yet-covered features per KB,
 until every feature that fits is covered or the size budget is spent. Features: kind, dtypes, head_dim,
-group size, page size, layout, stacked KV, mask / window flags, distribution, scales, decode length class.
+group size, page size, layout, stacked KV, mask / window flags, RoPE / ALiBi / soft cap, distribution,
+scales, decode length class. (podcheck-cuda v3 computes every feature; --skip-pos-encoding leaves out the
+cases with RoPE, ALiBi or a soft cap, for a kernel that reports them not supported, as v1 and v2 did.)
 Deterministic: the same input gives the same list.
 """
 import argparse
@@ -45,12 +46,17 @@ def parse(case_id):
     for k in ("win_p", "win_d", "dist", "qs", "ks", "vs", "custom_d"):
         if k in kv:
             feats.add(k + ("=" + kv[k] if k == "dist" else ""))
+    for f in flags & {"rope", "alibi"}:  # position encodings and the soft cap: once per kind of case
+        feats.add(f + "@" + kind)
+    if "cap" in kv:
+        feats.add("cap@" + kind)
     if "kv_d" in kv:
         v = kv["kv_d"]
         n = int(re.sub(r"\D", "", v) or 0)
         feats.add("kv_d=" + ("short" if n < 64 else "mid" if n < 1000 else "long"))
-    unsupported = bool(flags & {"rope", "alibi"}) or "cap" in kv
-    return size, feats, unsupported
+    pos_encoding = bool(flags & {"rope", "alibi", "rope_p", "rope_d", "alibi_p", "alibi_d"}) or any(
+        k in kv for k in ("cap", "cap_p", "cap_d"))
+    return size, feats, pos_encoding
 
 
 def main():
@@ -58,6 +64,8 @@ def main():
     ap.add_argument("ids", nargs="+", help="files of case ids (podcheck sweep list --tier T)")
     ap.add_argument("--max-case-kb", type=int, default=1500, help="largest estimated output of one case")
     ap.add_argument("--max-total-kb", type=int, default=4000, help="budget for all chosen cases")
+    ap.add_argument("--skip-pos-encoding", action="store_true",
+                    help="leave out cases with RoPE, ALiBi or a soft cap (kernels that do not compute them)")
     a = ap.parse_args()
     max_case, budget = a.max_case_kb * 1024, a.max_total_kb * 1024
     cands = {}
@@ -67,8 +75,8 @@ def main():
             p = parse(cid) if cid else None
             if not p:
                 continue
-            size, feats, unsupported = p
-            if unsupported or size > max_case:
+            size, feats, pos_encoding = p
+            if (pos_encoding and a.skip_pos_encoding) or size > max_case:
                 continue
             cands.setdefault(cid, (size, feats))
     covered, chosen, total = set(), [], 0
