@@ -9,7 +9,8 @@
 # counts line and its rc (or "not started") in $OUT/check_<tier>.txt, the merged verdicts in
 # $OUT/check_<tier>.json, every not-passed case's report in $OUT/bad_<tier>.txt.
 # PREBUILT=DIR: use DIR/podcheck, DIR/kernels_tests, DIR/podcheck_stub_port.so built elsewhere (e.g. this
-# machine's Debian build, carried), instead of configuring and building here.
+# machine's Debian build, carried), instead of configuring and building here. A DIR/bin.tgz holding them
+# (stripped, to fit the transfer limit) is unpacked first: carried folders arrive afresh on every call.
 set -u
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -18,6 +19,7 @@ PROCS=${PROCS:-16}
 log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$OUT/summary.txt"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >> "$OUT/summary.txt" 2>&1
 if [ -n "${PREBUILT:-}" ]; then
+  [ -f "$PREBUILT/bin.tgz" ] && [ ! -x "$PREBUILT/podcheck" ] && tar xzf "$PREBUILT/bin.tgz" -C "$PREBUILT"
   PODCHECK=$PREBUILT/podcheck; KTESTS=$PREBUILT/kernels_tests
   export PODCHECK_STUB_PORT=$PWD/$PREBUILT/podcheck_stub_port.so
 else
@@ -50,6 +52,7 @@ for s in $STEPS; do
       done;;
     check-quick|check-default|check-full)
       t=${s#check-}; mkdir -p /tmp/ck; pids=""; shards=""
+      rm -f /tmp/ck/${t}_* /tmp/ck/rc_$t.txt  # a warm machine keeps /tmp: no verdicts or rc lines of an earlier call
       if [ -n "${SHARDS:-}" ]; then
         shards=" $SHARDS"  # explicit list, e.g. the sub-shards of a shard that did not finish
       elif [ $t = full ]; then
