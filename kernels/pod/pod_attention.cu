@@ -369,26 +369,8 @@ __device__ __forceinline__ void attend_tile(const QT* Qw, const QT* Kt, const QT
     }
   }
   float mx[2] = {m[0], m[1]};
-  if (F && M.X) {  // warp-uniform: ALiBi and/or soft cap, in the emulator's order (validation/emulator.cpp)
-    const SideDev& X = *M.X;
-    float slope[2] = {0.f, 0.f};  // ALiBi slopes of rows gq and gq + 8 (their query heads)
-#pragma unroll
-    for (int hr = 0; hr < 2; ++hr)
-      if (X.alibi && M.prow[hr] < M.packed) slope[hr] = X.s.alibi_slopes[M.kv_head * M.g + M.prow[hr] % M.g];
-#pragma unroll
-    for (int n = 0; n < NN; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int hr = e >> 1;
-        const int j = t0 + n * 8 + 2 * tq + (e & 1);
-        const bool ok = M.prow[hr] < M.packed && j < M.kv_hi && visible(*M.S, M.r, M.irow[hr], j, M.qo_len, M.L);
-        float x = s[n][e] * X.sm;
-        if (X.alibi) x += slope[hr] * static_cast<float>(j - M.irow[hr]);
-        if (X.cap > 0.f) x = X.cap * tanhf(x / X.cap);
-        s[n][e] = ok ? x * 1.44269504088896341f : -INFINITY;
-        mx[hr] = fmaxf(mx[hr], s[n][e]);
-      }
-  } else if (M.tile_full(t0, NTOK)) {  // warp-uniform: no element of the tile is masked
+  const SideDev* X = F ? M.X : nullptr;  // ALiBi and/or soft cap (warp-uniform); never in the plain build
+  if (!X && M.tile_full(t0, NTOK)) {  // warp-uniform: no element of the tile is masked
 #pragma unroll
     for (int n = 0; n < NN; ++n)
 #pragma unroll
@@ -397,6 +379,11 @@ __device__ __forceinline__ void attend_tile(const QT* Qw, const QT* Kt, const QT
         mx[e >> 1] = fmaxf(mx[e >> 1], s[n][e]);
       }
   } else {
+    float slope[2] = {0.f, 0.f};  // ALiBi slopes of rows gq and gq + 8 (their query heads)
+    if (X && X->alibi)
+#pragma unroll
+      for (int hr = 0; hr < 2; ++hr)
+        if (M.prow[hr] < M.packed) slope[hr] = X->s.alibi_slopes[M.kv_head * M.g + M.prow[hr] % M.g];
 #pragma unroll
     for (int n = 0; n < NN; ++n)
 #pragma unroll
@@ -404,7 +391,16 @@ __device__ __forceinline__ void attend_tile(const QT* Qw, const QT* Kt, const QT
         const int hr = e >> 1;
         const int j = t0 + n * 8 + 2 * tq + (e & 1);
         const bool ok = M.prow[hr] < M.packed && j < M.kv_hi && visible(*M.S, M.r, M.irow[hr], j, M.qo_len, M.L);
-        s[n][e] = ok ? s[n][e] * M.scale_log2 : -INFINITY;
+        float x = s[n][e];
+        if (X) {  // the emulator's order (validation/emulator.cpp): * sm, + bias, soft cap, * log2(e)
+          x *= X->sm;
+          if (X->alibi) x += slope[hr] * static_cast<float>(j - M.irow[hr]);
+          if (X->cap > 0.f) x = X->cap * tanhf(x / X->cap);
+          x *= 1.44269504088896341f;
+        } else {
+          x *= M.scale_log2;
+        }
+        s[n][e] = ok ? x : -INFINITY;
         mx[hr] = fmaxf(mx[hr], s[n][e]);
       }
   }
