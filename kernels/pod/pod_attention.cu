@@ -25,10 +25,11 @@
 //                   fp8 KV is copied raw and converted (exactly) in shared memory after the copy lands.
 //   v3 (this file)  v2 plus the standalone-kernel features, on both sides (ABI 2): RoPE-LLaMA (q rotated at
 //                   position i + L - Q while its tile is loaded, k at position j in shared memory once its
-//                   tile has landed; angles in double, reduced to [-pi, pi], sincosf, results rounded to
+//                   tile has landed; angles in double, reduced to [-pi, pi], __sincosf, results rounded to
 //                   the query dtype as the mma operands), ALiBi (slope_h * (j - i) added to the fp32 logit)
 //                   and the logits soft cap (cap * tanhf(s / cap)), in the emulator's order: s = x * sm,
-//                   + bias, soft cap, * log2(e). Tiles, scheduler and numerics otherwise as v2.
+//                   + bias, soft cap, * log2(e). Tiles, scheduler and numerics otherwise as v2. The feature
+//                   paths are a second instantiation (template bool F), so cases without them keep v2's code.
 #include "kernels/host/cuda_check.hpp"
 #include "kernels/pod/pod_launch.hpp"
 
@@ -64,8 +65,8 @@ struct SideDev {
   float sm;                       // sm_scale * q_scale * k_scale (logits with ALiBi or a soft cap)
   float cap;                      // logits soft cap, 0: off
   int alibi, rope;                // pos_encoding is ALIBI / ROPE_LLAMA
-  double rope_log2_theta;         // RoPE: log2(rope_theta), 1 / rope_scale
-  double rope_rcp_scale;
+  double rope_log2_theta;         // RoPE: log2(rope_theta)
+  double rope_rcp_scale;          // RoPE: 1 / rope_scale
 };
 
 struct KParams {
@@ -344,7 +345,7 @@ struct RowMask {
 
 // One warp: its 16 query rows (Qw, padded rows) against NTOK KV tokens starting at t0 (Kt, Vt padded 16-bit
 // tiles), online softmax in the log2 domain, O += P V with P rounded to the query dtype.
-// F: built with the feature paths (ALiBi, soft cap, RoPE); without them the code is v2's exactly.
+// F: built with the feature paths (ALiBi, soft cap, RoPE); without them it computes exactly what v2 did.
 template <int D, int NTOK, class QT, bool F>
 __device__ __forceinline__ void attend_tile(const QT* Qw, const QT* Kt, const QT* Vt, int t0, const RowMask& M,
                                             float (&o)[D / 8][4], float (&m)[2], float (&d)[2], int lane) {
