@@ -222,31 +222,39 @@ struct SideCtx {
     return {page, t % ps};
   }
 
-  // Decode keys [j0, j1) of request r, kv head kvh into K, V (row-major, row stride ld >= D; RoPE on K).
-  // Either pointer may be null (that tensor is skipped). Pages are looked up once per run of slots; a row's
-  // element offset is then linear in the slot (KvStorage::offset is affine in page and slot).
-  void gather(int r, int kvh, std::int64_t j0, std::int64_t j1, double* K, double* V, std::int64_t ld = 0) const {
-    if (ld == 0) ld = D;
-    const Tensor& kt = s.kv.k_tensor();
-    const Tensor& vt = s.kv.v_tensor();
-    const std::int64_t k_head = s.kv.offset(false, 0, 0, kvh), v_head = s.kv.offset(true, 0, 0, kvh);
-    const std::int64_t slot_stride = s.kv.offset(false, 0, 1, kvh) - k_head;
-    const std::int64_t page_stride = s.kv.paged ? s.kv.offset(false, 1, 0, kvh) - k_head : 0;
+  // Calls f(j, off) for keys j in [j0, j1) of request r, in order, with off the element offset of key j's row
+  // relative to kv head kvh's first row: K's row is at offset(false, 0, 0, kvh) + off, V's at
+  // offset(true, 0, 0, kvh) + off (K and V share their page and slot strides; KvStorage::offset is affine in
+  // page and slot). Pages are looked up once per run of slots.
+  template <class F>
+  void for_each_key(int r, int kvh, std::int64_t j0, std::int64_t j1, F&& f) const {
+    const std::int64_t head = s.kv.offset(false, 0, 0, kvh);
+    const std::int64_t slot_stride = s.kv.offset(false, 0, 1, kvh) - head;
+    const std::int64_t page_stride = s.kv.paged ? s.kv.offset(false, 1, 0, kvh) - head : 0;
     const std::int64_t ps = s.kv.paged ? s.kv.pages.page_size : std::numeric_limits<std::int64_t>::max();
     for (std::int64_t j = j0; j < j1;) {
       const auto [page, slot] = physical(r, j);
       const std::int64_t run = std::min(j1 - j, ps - slot);
       const std::int64_t base = page * page_stride + slot * slot_stride;
-      for (std::int64_t t = 0; t < run; ++t, ++j) {
-        const std::int64_t off = base + t * slot_stride;
-        if (K) {
-          double* kr = K + (j - j0) * ld;
-          decode_row(kt, k_table, k_head + off, D, kr);
-          if (rope) rotate(kr, static_cast<double>(j));
-        }
-        if (V) decode_row(vt, v_table, v_head + off, D, V + (j - j0) * ld);
-      }
+      for (std::int64_t t = 0; t < run; ++t, ++j) f(j, base + t * slot_stride);
     }
+  }
+
+  // Decode keys [j0, j1) of request r, kv head kvh into K, V (row-major, row stride ld >= D; RoPE on K).
+  // Either pointer may be null (that tensor is skipped).
+  void gather(int r, int kvh, std::int64_t j0, std::int64_t j1, double* K, double* V, std::int64_t ld = 0) const {
+    if (ld == 0) ld = D;
+    const Tensor& kt = s.kv.k_tensor();
+    const Tensor& vt = s.kv.v_tensor();
+    const std::int64_t k_head = s.kv.offset(false, 0, 0, kvh), v_head = s.kv.offset(true, 0, 0, kvh);
+    for_each_key(r, kvh, j0, j1, [&](std::int64_t j, std::int64_t off) {
+      if (K) {
+        double* kr = K + (j - j0) * ld;
+        decode_row(kt, k_table, k_head + off, D, kr);
+        if (rope) rotate(kr, static_cast<double>(j));
+      }
+      if (V) decode_row(vt, v_table, v_head + off, D, V + (j - j0) * ld);
+    });
   }
 
   // Ask for the storage of keys [j0, j1) (K or V) to be brought into cache ahead of a gather: paged rows are a
@@ -254,21 +262,13 @@ struct SideCtx {
   void prefetch(int r, int kvh, std::int64_t j0, std::int64_t j1, bool is_v) const {
     const Tensor& t = is_v ? s.kv.v_tensor() : s.kv.k_tensor();
     const std::int64_t es = static_cast<std::int64_t>(dtype_size(t.dtype));
-    const std::int64_t head = s.kv.offset(is_v, 0, 0, kvh);
-    const std::int64_t slot_stride = s.kv.offset(is_v, 0, 1, kvh) - head;
-    const std::int64_t page_stride = s.kv.paged ? s.kv.offset(is_v, 1, 0, kvh) - head : 0;
-    const std::int64_t ps = s.kv.paged ? s.kv.pages.page_size : std::numeric_limits<std::int64_t>::max();
-    const std::uint8_t* base = t.bytes.data();
+    const std::uint8_t* base = t.bytes.data() + s.kv.offset(is_v, 0, 0, kvh) * es;
     const std::int64_t row_bytes = D * es;
-    for (std::int64_t j = j0; j < j1;) {
-      const auto [page, slot] = physical(r, j);
-      const std::int64_t run = std::min(j1 - j, ps - slot);
-      for (std::int64_t u = 0; u < run; ++u, ++j) {
-        const std::uint8_t* row = base + (head + page * page_stride + (slot + u) * slot_stride) * es;
-        for (std::int64_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(row + b, 0, 3);
-        __builtin_prefetch(row + row_bytes - 1, 0, 3);
-      }
-    }
+    for_each_key(r, kvh, j0, j1, [&](std::int64_t, std::int64_t off) {
+      const std::uint8_t* row = base + off * es;
+      for (std::int64_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(row + b, 0, 3);
+      __builtin_prefetch(row + row_bytes - 1, 0, 3);
+    });
   }
 
   // Visible key range [lo, hi) of local row i (before the custom mask's bits); empty when lo >= hi.
