@@ -182,20 +182,14 @@ void run_command(const RunOpts& o, CommandResult& result) {
       r.message = e.what();
     }
     fill_scheduling(r.stats, t.provenance.scheduling);
-    auto record = [&](validation::Status st, const std::string& message) {  // a verdict for the reports
-      if (!want_reports) return;
-      validation::CaseResult cr;
-      cr.id = t.kase.id;
+    validation::JudgeOptions jo;  // the verdict `podcheck replay` gives: calibrated policy, intended semantics
+    jo.diagnose = true;           // where it breaks (request, head, token, page), failing cases only
+    auto record = [&](validation::CaseResult cr) {  // a verdict for --json / --junit
       cr.source = base.source;
-      cr.profile = "intended";
-      cr.policy = "calibrated";
-      cr.status = st;
-      cr.verdict = validation::plain_verdict(st);
-      cr.message = message;
-      verdicts.push_back(std::move(cr));
+      if (want_reports) verdicts.push_back(std::move(cr));
     };
     if (r.status == k::RunOutcome::Status::not_supported) {
-      record(validation::Status::not_supported, r.message);
+      record(validation::not_supported_result(t.kase.id, jo, r.message));
       ++unsupported;
       t.provenance.scheduling.clear();
       t.provenance.scheduling["not_supported"] = r.message;
@@ -205,24 +199,22 @@ void run_command(const RunOpts& o, CommandResult& result) {
       t.observed = r.outputs;
       t.provenance.scheduling["run_failed"] = r.message;
       std::printf("[FAIL] %s: %s\n", t.kase.id.c_str(), r.message.c_str());
-      record(validation::Status::incorrect, "the kernel failed to run: " + r.message);
+      // a kernel that fails to run is wrong, not excused
+      record(validation::unjudged_result(t.kase.id, jo, validation::Status::incorrect,
+                                         "the kernel failed to run: " + r.message));
     } else {
       ++ok;
       t.observed = r.outputs;
       if (o.check) {
-        // the same verdict `podcheck replay` gives (calibrated policy, intended semantics), case by case
-        validation::JudgeOptions jo;
-        jo.diagnose = true;  // where it breaks (request, head, token, page), failing cases only
         validation::CaseResult cr = validation::judge(t.kase, t.observed, jo);
-        cr.source = base.source;
-        cr.verdict = validation::plain_verdict(cr.status);
+        cr.source = base.source;  // print_case names it
         if (cr.status == validation::Status::passed) {
           ++passed;
         } else {
           ++incorrect;
           validation::print_case(stdout, cr);
         }
-        if (want_reports) verdicts.push_back(std::move(cr));
+        record(std::move(cr));
       }
     }
     if (writer) writer->add(t);

@@ -93,14 +93,7 @@ CaseResult judge_trace(const Trace& t, const JudgeOptions& jo) {
   const KernelOutputs& o = t.observed;
   if (it == t.provenance.scheduling.end() || o.out_p || o.out_d || o.lse_p || o.lse_d)
     return judge(t.kase, t.observed, jo);
-  CaseResult r;
-  r.id = t.kase.id;
-  r.profile = std::string(profile_name(jo.profile));
-  r.policy = std::string(policy_name(jo.policy));
-  r.status = Status::not_supported;
-  r.verdict = plain_verdict(r.status);
-  r.message = "the kernel does not support this case: " + it->second;
-  return r;
+  return not_supported_result(t.kase.id, jo, it->second);
 }
 
 }  // namespace

@@ -74,6 +74,21 @@ Verdict plain_verdict(Status s) {
   return Verdict::fail;
 }
 
+CaseResult unjudged_result(const std::string& id, const JudgeOptions& options, Status status, std::string message) {
+  CaseResult r;
+  r.id = id;
+  r.profile = std::string(profile_name(options.profile));
+  r.policy = std::string(policy_name(options.policy));
+  r.status = status;
+  r.verdict = plain_verdict(status);
+  r.message = std::move(message);
+  return r;
+}
+
+CaseResult not_supported_result(const std::string& id, const JudgeOptions& options, const std::string& reason) {
+  return unjudged_result(id, options, Status::not_supported, "the kernel does not support this case: " + reason);
+}
+
 namespace {
 
 std::string lower(std::string s) {

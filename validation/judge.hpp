@@ -55,4 +55,10 @@ void apply_expectations(CaseResult& result, const std::vector<Expectation>& expe
 // Verdict of a result without expectations.
 Verdict plain_verdict(Status s);
 
+// A result decided without judging outputs (no tensor reports): status, plain verdict and message.
+CaseResult unjudged_result(const std::string& id, const JudgeOptions& options, Status status, std::string message);
+// The result for a case the kernel did not run because it does not support it (`reason` as the kernel gave
+// it): Status::not_supported, the same from `podcheck run --check` and from replaying the trace it records.
+CaseResult not_supported_result(const std::string& id, const JudgeOptions& options, const std::string& reason);
+
 }  // namespace podcheck::validation

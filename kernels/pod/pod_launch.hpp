@@ -31,7 +31,7 @@ class PreparedPod {
   std::unique_ptr<Impl> impl_;
 };
 
-// "podcheck-cuda v2 (git <describe>)": version recorded in trace provenance.
+// "podcheck-cuda v3 (git <describe>)" (kKernelName, kKernelVersion, git_describe()): trace provenance.
 std::string build_version();
 // `git describe --always --dirty --tags` of the tree this library was built from (generated on every build).
 const char* git_describe();
