@@ -178,8 +178,7 @@ void run_command(const RunOpts& o, CommandResult& result) {
     try {
       r = k::run_case(kernel, t.kase, o.kv_chunk);
     } catch (const std::exception& e) {  // CUDA failure outside the kernel (allocation, copy)
-      r.status = k::RunOutcome::Status::failed;
-      r.message = e.what();
+      r.run = {RunStatus::launch_failed, e.what()};
     }
     fill_scheduling(r.stats, t.provenance.scheduling);
     validation::JudgeOptions jo;  // the verdict `podcheck replay` gives: calibrated policy, intended semantics
@@ -188,34 +187,30 @@ void run_command(const RunOpts& o, CommandResult& result) {
       cr.source = base.source;
       if (want_reports) verdicts.push_back(std::move(cr));
     };
-    if (r.status == k::RunOutcome::Status::not_supported) {
-      record(validation::not_supported_result(t.kase.id, jo, r.message));
+    t.observed = r.outputs;
+    t.run = r.run;
+    if (t.run.status == RunStatus::not_supported) {
       ++unsupported;
       t.provenance.scheduling.clear();
-      t.provenance.scheduling["not_supported"] = r.message;
-      std::printf("[NS]   %s: %s\n", t.kase.id.c_str(), r.message.c_str());
-    } else if (r.status == k::RunOutcome::Status::failed) {
+      std::printf("[NS]   %s: %s\n", t.kase.id.c_str(), t.run.message.c_str());
+    } else if (t.run.status != RunStatus::ran) {
       ++failed;
-      t.observed = r.outputs;
-      t.provenance.scheduling["run_failed"] = r.message;
-      std::printf("[FAIL] %s: %s\n", t.kase.id.c_str(), r.message.c_str());
-      // a kernel that fails to run is wrong, not excused
-      record(validation::unjudged_result(t.kase.id, jo, validation::Status::incorrect,
-                                         "the kernel failed to run: " + r.message));
+      std::printf("[FAIL] %s: %s: %s\n", t.kase.id.c_str(), std::string(run_status_name(t.run.status)).c_str(),
+                  t.run.message.c_str());
     } else {
       ++ok;
-      t.observed = r.outputs;
-      if (o.check) {
-        validation::CaseResult cr = validation::judge(t.kase, t.observed, jo);
-        cr.source = base.source;  // print_case names it
-        if (cr.status == validation::Status::passed) {
-          ++passed;
-        } else {
-          ++incorrect;
-          validation::print_case(stdout, cr);
-        }
-        record(std::move(cr));
+    }
+    if (o.check) {
+      // the verdict `podcheck replay` gives on the trace this records: the same function, the same inputs
+      validation::CaseResult cr = validation::judge(t.kase, t.observed, t.run, jo);
+      cr.source = base.source;  // print_case names it
+      if (cr.status == validation::Status::passed) {
+        ++passed;
+      } else if (cr.status != validation::Status::not_supported) {
+        ++incorrect;
+        if (t.run.status == RunStatus::ran) validation::print_case(stdout, cr);
       }
+      record(std::move(cr));
     }
     if (writer) writer->add(t);
     // progress every 50 cases or 30 s: a run stopped by a time box still shows how far it got

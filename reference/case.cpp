@@ -1,57 +1,48 @@
 // The case model: names, KV addressing (SPEC §1.2-1.3), validation and derived parameters (SPEC §2.1, §4.3).
 #include "reference/case.hpp"
 
+#include "reference/names.hpp"
+#include "reference/outputs.hpp"
+
 #include <cmath>
 #include <string>
 
 namespace podcheck {
 namespace {
 
-[[noreturn]] void bad_name(std::string_view what, std::string_view got, std::string_view choices) {
-  throw std::invalid_argument("unknown " + std::string(what) + " '" + std::string(got) + "' (expected " +
-                              std::string(choices) + ")");
-}
-
 std::int64_t dim(const Tensor& t, std::size_t i) { return t.shape.size() > i ? t.shape[i] : 0; }
 
 }  // namespace
 
-std::string_view layout_name(Layout l) { return l == Layout::NHD ? "NHD" : "HND"; }
-Layout layout_from_name(std::string_view s) {
-  if (s == "NHD") return Layout::NHD;
-  if (s == "HND") return Layout::HND;
-  bad_name("KV layout", s, "NHD or HND");
-}
-std::string_view mask_mode_name(MaskMode m) {
-  switch (m) {
-    case MaskMode::none: return "none";
-    case MaskMode::causal: return "causal";
-    case MaskMode::custom: return "custom";
-  }
-  return "?";
-}
-MaskMode mask_mode_from_name(std::string_view s) {
-  if (s == "none") return MaskMode::none;
-  if (s == "causal") return MaskMode::causal;
-  if (s == "custom") return MaskMode::custom;
-  bad_name("mask mode", s, "none, causal or custom");
-}
-std::string_view pos_encoding_name(PosEncoding p) {
-  switch (p) {
-    case PosEncoding::none: return "NONE";
-    case PosEncoding::rope_llama: return "ROPE_LLAMA";
-    case PosEncoding::alibi: return "ALIBI";
-  }
-  return "?";
-}
-PosEncoding pos_encoding_from_name(std::string_view s) {
-  if (s == "NONE") return PosEncoding::none;
-  if (s == "ROPE_LLAMA") return PosEncoding::rope_llama;
-  if (s == "ALIBI") return PosEncoding::alibi;
-  bad_name("positional encoding", s, "NONE, ROPE_LLAMA or ALIBI");
-}
-std::string_view lse_base_name(LseBase b) { return b == LseBase::base2 ? "2" : "e"; }
-std::string_view side_name(SideKind k) { return k == SideKind::prefill ? "prefill" : "decode"; }
+namespace {
+
+constexpr NameTable<Layout, 2> kLayouts{"KV layout", {{{Layout::NHD, "NHD"}, {Layout::HND, "HND"}}}};
+constexpr NameTable<MaskMode, 3> kMaskModes{
+    "mask mode", {{{MaskMode::none, "none"}, {MaskMode::causal, "causal"}, {MaskMode::custom, "custom"}}}};
+constexpr NameTable<PosEncoding, 3> kPosEncodings{
+    "positional encoding",
+    {{{PosEncoding::none, "NONE"}, {PosEncoding::rope_llama, "ROPE_LLAMA"}, {PosEncoding::alibi, "ALIBI"}}}};
+constexpr NameTable<LseBase, 2> kLseBases{"LSE base", {{{LseBase::base2, "2"}, {LseBase::base_e, "e"}}}};
+constexpr NameTable<RunStatus, 4> kRunStatuses{"run status",
+                                               {{{RunStatus::ran, "ran"},
+                                                 {RunStatus::not_supported, "not-supported"},
+                                                 {RunStatus::launch_failed, "launch-failed"},
+                                                 {RunStatus::guards_overwritten, "guards-overwritten"}}}};
+constexpr NameTable<SideKind, 2> kSides{"side", {{{SideKind::prefill, "prefill"}, {SideKind::decode, "decode"}}}};
+
+}  // namespace
+
+std::string_view layout_name(Layout l) { return kLayouts.name(l); }
+Layout layout_from_name(std::string_view s) { return kLayouts.parse(s); }
+std::string_view mask_mode_name(MaskMode m) { return kMaskModes.name(m); }
+MaskMode mask_mode_from_name(std::string_view s) { return kMaskModes.parse(s); }
+std::string_view pos_encoding_name(PosEncoding p) { return kPosEncodings.name(p); }
+PosEncoding pos_encoding_from_name(std::string_view s) { return kPosEncodings.parse(s); }
+std::string_view lse_base_name(LseBase b) { return kLseBases.name(b); }
+LseBase lse_base_from_name(std::string_view s) { return kLseBases.parse(s); }
+std::string_view side_name(SideKind k) { return kSides.name(k); }
+std::string_view run_status_name(RunStatus s) { return kRunStatuses.name(s); }
+RunStatus run_status_from_name(std::string_view s) { return kRunStatuses.parse(s); }
 
 std::int64_t KvStorage::num_pages() const {
   if (!paged) return 0;

@@ -32,6 +32,7 @@ MaskMode mask_mode_from_name(std::string_view);
 std::string_view pos_encoding_name(PosEncoding);  // "NONE" | "ROPE_LLAMA" | "ALIBI" (FlashInfer's names)
 PosEncoding pos_encoding_from_name(std::string_view);
 std::string_view lse_base_name(LseBase);  // "2" | "e"
+LseBase lse_base_from_name(std::string_view);
 std::string_view side_name(SideKind);     // "prefill" | "decode"
 
 // CSR page table of one side (SPEC §1.3). Request r owns pages indices[indptr[r] .. indptr[r+1]);

@@ -6,6 +6,8 @@
 // tests check it against an independent scalbn/nearbyint formula on every tie and boundary of each format.
 #include "reference/dtype.hpp"
 
+#include "reference/names.hpp"
+
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -108,29 +110,24 @@ std::uint32_t encode_format(const FloatFormat& f, double x, bool fp8, Fp8Overflo
 
 }  // namespace
 
-std::string_view dtype_name(DType t) {
-  switch (t) {
-    case DType::float16: return "float16";
-    case DType::bfloat16: return "bfloat16";
-    case DType::float8_e4m3fn: return "float8_e4m3fn";
-    case DType::float8_e5m2: return "float8_e5m2";
-    case DType::float32: return "float32";
-    case DType::float64: return "float64";
-    case DType::int32: return "int32";
-    case DType::uint8: return "uint8";
-  }
-  return "?";
-}
+namespace {
 
-DType dtype_from_name(std::string_view name) {
-  for (DType t : {DType::float16, DType::bfloat16, DType::float8_e4m3fn, DType::float8_e5m2, DType::float32,
-                  DType::float64, DType::int32, DType::uint8}) {
-    if (dtype_name(t) == name) return t;
-  }
-  throw std::invalid_argument("unknown dtype '" + std::string(name) +
-                              "' (expected one of float16, bfloat16, float8_e4m3fn, float8_e5m2, float32, "
-                              "float64, int32, uint8)");
-}
+constexpr NameTable<DType, 8> kDTypes{"dtype",
+                                      {{{DType::float16, "float16"},
+                                        {DType::bfloat16, "bfloat16"},
+                                        {DType::float8_e4m3fn, "float8_e4m3fn"},
+                                        {DType::float8_e5m2, "float8_e5m2"},
+                                        {DType::float32, "float32"},
+                                        {DType::float64, "float64"},
+                                        {DType::int32, "int32"},
+                                        {DType::uint8, "uint8"}}}};
+constexpr NameTable<Fp8Overflow, 2> kFp8Overflows{
+    "fp8 overflow convention", {{{Fp8Overflow::saturate, "saturate"}, {Fp8Overflow::nan, "nan"}}}};
+
+}  // namespace
+
+std::string_view dtype_name(DType t) { return kDTypes.name(t); }
+DType dtype_from_name(std::string_view name) { return kDTypes.parse(name); }
 
 bool is_float8(DType t) { return t == DType::float8_e4m3fn || t == DType::float8_e5m2; }
 bool is_16bit_float(DType t) { return t == DType::float16 || t == DType::bfloat16; }
@@ -149,14 +146,8 @@ std::size_t dtype_size(DType t) {
   return 0;
 }
 
-std::string_view fp8_overflow_name(Fp8Overflow m) { return m == Fp8Overflow::saturate ? "saturate" : "nan"; }
-
-Fp8Overflow fp8_overflow_from_name(std::string_view name) {
-  if (name == "saturate") return Fp8Overflow::saturate;
-  if (name == "nan") return Fp8Overflow::nan;
-  throw std::invalid_argument("unknown fp8 overflow convention '" + std::string(name) +
-                              "' (expected saturate or nan)");
-}
+std::string_view fp8_overflow_name(Fp8Overflow m) { return kFp8Overflows.name(m); }
+Fp8Overflow fp8_overflow_from_name(std::string_view name) { return kFp8Overflows.parse(name); }
 
 double decode_bits(DType t, std::uint32_t bits) {
   if (const FloatFormat* f = format_of(t)) {

@@ -1,27 +1,23 @@
 // Profiles: what a kernel family really computes for a requested case (reference/profile.hpp, SPEC §2.2, §6.2, §11).
 #include "reference/profile.hpp"
 
+#include "reference/names.hpp"
+
 #include <stdexcept>
 #include <string>
 
 namespace podcheck {
 
-std::string_view profile_name(Profile p) {
-  switch (p) {
-    case Profile::intended: return "intended";
-    case Profile::flashinfer: return "flashinfer";
-    case Profile::flashinfer_pod: return "flashinfer-pod";
-  }
-  return "?";
-}
+namespace {
 
-Profile profile_from_name(std::string_view s) {
-  if (s == "intended") return Profile::intended;
-  if (s == "flashinfer") return Profile::flashinfer;
-  if (s == "flashinfer-pod") return Profile::flashinfer_pod;
-  throw std::invalid_argument("unknown profile '" + std::string(s) +
-                              "' (expected intended, flashinfer or flashinfer-pod)");
-}
+constexpr NameTable<Profile, 3> kProfiles{
+    "profile",
+    {{{Profile::intended, "intended"}, {Profile::flashinfer, "flashinfer"}, {Profile::flashinfer_pod, "flashinfer-pod"}}}};
+
+}  // namespace
+
+std::string_view profile_name(Profile p) { return kProfiles.name(p); }
+Profile profile_from_name(std::string_view s) { return kProfiles.parse(s); }
 
 namespace {
 

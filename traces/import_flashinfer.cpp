@@ -210,8 +210,10 @@ Provenance case_provenance(const Rec& r, const FileProv& fp, const std::string& 
   return p;
 }
 
-void expect_pass(Trace& t, std::initializer_list<const char*> profiles) {
-  for (const char* p : profiles) t.expected.push_back({p, "passed", "", "FlashInfer matches the float64 model (README)"});
+using validation::Status;
+
+void expect_pass(Trace& t, std::initializer_list<Profile> profiles) {
+  for (Profile p : profiles) t.expected.push_back({p, Status::passed, "", "FlashInfer matches the float64 model (README)"});
 }
 
 Trace import_single_pod(const Rec& r, const FileProv& fp) {
@@ -243,13 +245,13 @@ Trace import_single_pod(const Rec& r, const FileProv& fp) {
   t.provenance = case_provenance(r, fp, "flashinfer-pod");
   if (c.num_qo_heads / c.num_kv_heads > 16) {
     // README "A real defect": the POD decode CTA tile is 16 while the plan sizes work for 64.
-    for (const char* prof : {"intended", "flashinfer", "flashinfer-pod"})
-      t.expected.push_back({prof, "incorrect", "never written",
+    for (Profile prof : {Profile::intended, Profile::flashinfer, Profile::flashinfer_pod})
+      t.expected.push_back({prof, Status::incorrect, "never written",
                             "FlashInfer POD decode never writes query heads 16-31 of each GQA group (group " +
                                 std::to_string(c.num_qo_heads / c.num_kv_heads) +
                                 " > decode CTA tile 16; SPEC 11 item 9): NaN sentinel left in out_d/lse_d"});
   } else {
-    expect_pass(t, {"intended", "flashinfer", "flashinfer-pod"});
+    expect_pass(t, {Profile::intended, Profile::flashinfer, Profile::flashinfer_pod});
   }
   return t;
 }
@@ -277,7 +279,7 @@ Trace import_batch_pod(const Rec& r, const FileProv& fp) {
   take_observed(r, t.observed, "out_p", "lse_p", SideKind::prefill);
   take_observed(r, t.observed, "out_d", "lse_d", SideKind::decode);
   t.provenance = case_provenance(r, fp, "flashinfer-batch-pod");
-  expect_pass(t, {"intended", "flashinfer", "flashinfer-pod"});
+  expect_pass(t, {Profile::intended, Profile::flashinfer, Profile::flashinfer_pod});
   return t;
 }
 
@@ -315,11 +317,11 @@ Trace import_feature(const Rec& r, const FileProv& fp) {
   t.provenance = case_provenance(r, fp, sk == SideKind::prefill ? "flashinfer-single-prefill" : "flashinfer-batch-decode");
   bool double_scale = c.side(sk)->params.pos_encoding == PosEncoding::alibi && c.side(sk)->params.logits_soft_cap > 0;
   if (double_scale) {
-    t.expected.push_back({"intended", "incorrect", "sm_scale applied twice",
+    t.expected.push_back({Profile::intended, Status::incorrect, "sm_scale applied twice",
                           "FlashInfer with ALiBi and soft cap computes cap*tanh((sm_scale*x + bias)*sm_scale/cap) (SPEC 2.2)"});
-    t.expected.push_back({"flashinfer", "passed", "", "the flashinfer profile models the double sm_scale"});
+    t.expected.push_back({Profile::flashinfer, Status::passed, "", "the flashinfer profile models the double sm_scale"});
   } else {
-    expect_pass(t, {"intended", "flashinfer"});
+    expect_pass(t, {Profile::intended, Profile::flashinfer});
   }
   return t;
 }

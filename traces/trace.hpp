@@ -1,8 +1,10 @@
-// A trace: a case (its inputs), what some kernel produced on it, and where that came from.
+// A trace: a case (its inputs), what some kernel produced on it and how its run went, where that came from,
+// and the verdicts it is expected to get.
 #pragma once
 
 #include "reference/case.hpp"
 #include "reference/outputs.hpp"
+#include "validation/status.hpp"
 
 #include <map>
 #include <string>
@@ -18,20 +20,15 @@ struct Provenance {
   std::string date;            // ISO 8601 UTC
   std::string source;          // how it was recorded (importer, file it came from)
   std::map<std::string, std::string> scheduling;  // split counts, tile sizes, ... where the kernel knows them
+                                                  // (facts only: how the run went is Trace::run)
 };
 
-// A recorded trace may carry expected verdicts: a known defect of the kernel that produced it. validate
-// succeeds when every verdict matches its expectation and fails when one changes, either way.
-struct Expectation {
-  std::string profile;    // profile name the expectation holds under ("intended", "flashinfer", ...)
-  std::string status;     // "passed" | "incorrect" | "not-supported" | ...
-  std::string diagnosis;  // a phrase the diagnosis must contain (empty: not checked)
-  std::string reason;     // why (for people)
-};
+using validation::Expectation;  // expected verdicts: a known defect of the kernel (validation/status.hpp)
 
 struct Trace {
   Case kase;
   KernelOutputs observed;
+  RunRecord run;  // how the kernel's run went (ran, not supported, launch failed, guards overwritten)
   Provenance provenance;
   std::vector<Expectation> expected;
 };

@@ -3,6 +3,7 @@
 #include "traces/trace_io.hpp"
 
 #include "fixtures/h5/case_group.hpp"
+#include "reference/profile.hpp"
 #include "reference/reference.hpp"
 
 #include <algorithm>
@@ -70,12 +71,15 @@ h5::Node write_trace(const h5::Node& cases, const Trace& t, const h5::TensorWrit
   h5::write_attr(prov, "source", p.source);
   h5::Node sched = h5::create_group(prov, "scheduling");
   for (const auto& [k, v] : p.scheduling) h5::write_attr(sched, k, v);
+  h5::Node run = h5::create_group(g, "run");
+  h5::write_attr(run, "status", std::string(run_status_name(t.run.status)));
+  h5::write_attr(run, "message", t.run.message);
   h5::Node exp = h5::create_group(g, "expected");
   for (std::size_t i = 0; i < t.expected.size(); ++i) {
     const Expectation& e = t.expected[i];
     h5::Node x = h5::create_group(exp, std::to_string(i));
-    h5::write_attr(x, "profile", e.profile);
-    h5::write_attr(x, "status", e.status);
+    h5::write_attr(x, "profile", std::string(profile_name(e.profile)));
+    h5::write_attr(x, "status", std::string(validation::status_name(e.status)));
     h5::write_attr(x, "diagnosis", e.diagnosis);
     h5::write_attr(x, "reason", e.reason);
   }
@@ -84,6 +88,22 @@ h5::Node write_trace(const h5::Node& cases, const Trace& t, const h5::TensorWrit
 
 std::string opt_string(const h5::Node& n, const std::string& name) {
   return h5::has_attr(n, name) ? h5::read_attr_string(n, name) : std::string();
+}
+
+// Version 1 traces recorded how the run went as scheduling facts: `not_supported` (the reason) and
+// `run_failed` (a CUDA error, or "out-of-bounds writes: ..." when guard bands were overwritten).
+RunRecord run_record_from_v1_scheduling(std::map<std::string, std::string>& sched) {
+  RunRecord r;
+  if (auto it = sched.find("not_supported"); it != sched.end()) {
+    r = {RunStatus::not_supported, it->second};
+    sched.erase(it);
+  } else if (auto f = sched.find("run_failed"); f != sched.end()) {
+    const std::string guards = "out-of-bounds writes: ";
+    if (f->second.rfind(guards, 0) == 0) r = {RunStatus::guards_overwritten, f->second.substr(guards.size())};
+    else r = {RunStatus::launch_failed, f->second};
+    sched.erase(f);
+  }
+  return r;
 }
 
 Trace read_trace_group(const h5::Node& g) {
@@ -119,6 +139,21 @@ Trace read_trace_group(const h5::Node& g) {
         for (const std::string& k : h5::attr_names(sched)) p.scheduling[k] = h5::read_attr_text(sched, k);
       }
     }
+    // The run record: run/ from version 2 on (required), scheduling facts in version 1.
+    if (h5::read_attr_int(g, "format_version") >= 2) {
+      if (!h5::has_group(g, "run")) ff::format_error(g, "run", "missing group (a version 2 trace records how the run went)");
+      h5::Node run = h5::open_group(g, "run");
+      if (!h5::has_attr(run, "status")) ff::format_error(g, "run@status", "missing attribute");
+      const std::string st = h5::read_attr_string(run, "status");
+      try {
+        t.run.status = run_status_from_name(st);
+      } catch (const std::invalid_argument& e) {
+        ff::format_error(g, "run@status", e.what());
+      }
+      t.run.message = opt_string(run, "message");
+    } else {
+      t.run = run_record_from_v1_scheduling(t.provenance.scheduling);
+    }
     if (h5::has_group(g, "expected")) {
       h5::Node exp = h5::open_group(g, "expected");
       std::vector<std::string> names = h5::children(exp);
@@ -132,8 +167,16 @@ Trace read_trace_group(const h5::Node& g) {
         std::string rel = "expected/" + n;
         for (const char* req : {"profile", "status"})
           if (!h5::has_attr(x, req)) ff::format_error(g, rel + "@" + req, "missing attribute");
-        e.profile = h5::read_attr_string(x, "profile");
-        e.status = h5::read_attr_string(x, "status");
+        try {
+          e.profile = profile_from_name(h5::read_attr_string(x, "profile"));
+        } catch (const std::invalid_argument& err) {
+          ff::format_error(g, rel + "@profile", err.what());
+        }
+        try {
+          e.status = validation::status_from_name(h5::read_attr_string(x, "status"));
+        } catch (const std::invalid_argument& err) {
+          ff::format_error(g, rel + "@status", err.what());
+        }
         e.diagnosis = opt_string(x, "diagnosis");
         e.reason = opt_string(x, "reason");
         t.expected.push_back(std::move(e));

@@ -47,10 +47,8 @@ std::string reproduce_command(const std::string& file, const std::string& id, Pr
 std::vector<Profile> profiles_for(const Trace& t, const JobOptions& o) {
   if (o.profile) return {*o.profile};
   std::vector<Profile> out;
-  for (const auto& e : t.expected) {
-    const Profile p = profile_from_name(e.profile);
-    if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
-  }
+  for (const auto& e : t.expected)
+    if (std::find(out.begin(), out.end(), e.profile) == out.end()) out.push_back(e.profile);
   if (out.empty()) out.push_back(Profile::intended);
   return out;
 }
@@ -86,15 +84,7 @@ bool profile_changes_nothing(Profile p, const Case& c) {
   }
 }
 
-// A recorder that could not run a case (the kernel said it does not support it) stores no outputs and says
-// why in provenance scheduling["not_supported"]: such a trace is reported not-supported, never skipped.
-CaseResult judge_trace(const Trace& t, const JudgeOptions& jo) {
-  const auto it = t.provenance.scheduling.find("not_supported");
-  const KernelOutputs& o = t.observed;
-  if (it == t.provenance.scheduling.end() || o.out_p || o.out_d || o.lse_p || o.lse_d)
-    return judge(t.kase, t.observed, jo);
-  return not_supported_result(t.kase.id, jo, it->second);
-}
+CaseResult judge_trace(const Trace& t, const JudgeOptions& jo) { return judge(t.kase, t.observed, t.run, jo); }
 
 }  // namespace
 

@@ -4,6 +4,8 @@
 #include "validation/diagnose.hpp"
 #include "validation/emulator.hpp"
 
+#include "reference/names.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,42 +15,54 @@
 
 namespace podcheck::validation {
 
-std::string_view status_name(Status s) {
-  switch (s) {
-    case Status::passed: return "passed";
-    case Status::incorrect: return "incorrect";
-    case Status::not_supported: return "not-supported";
-    case Status::invalid_case: return "invalid-case";
-    case Status::skipped: return "skipped";
-  }
-  return "?";
+namespace {
+
+constexpr NameTable<Status, 6> kStatuses{"status",
+                                         {{{Status::passed, "passed"},
+                                           {Status::incorrect, "incorrect"},
+                                           {Status::launch_failed, "launch-failed"},
+                                           {Status::not_supported, "not-supported"},
+                                           {Status::invalid_case, "invalid-case"},
+                                           {Status::skipped, "skipped"}}}};
+constexpr NameTable<Verdict, 4> kVerdicts{
+    "verdict", {{{Verdict::ok, "ok"}, {Verdict::xfail, "xfail"}, {Verdict::fail, "fail"}, {Verdict::skip, "skip"}}}};
+constexpr NameTable<Verdict, 4> kVerdictTags{
+    "verdict tag",
+    {{{Verdict::ok, "[OK]"}, {Verdict::xfail, "[XFAIL]"}, {Verdict::fail, "[FAIL]"}, {Verdict::skip, "[SKIP]"}}}};
+
+}  // namespace
+
+std::string_view status_name(Status s) { return kStatuses.name(s); }
+Status status_from_name(std::string_view s) { return kStatuses.parse(s); }
+std::string_view verdict_name(Verdict v) { return kVerdicts.name(v); }
+std::string_view verdict_tag(Verdict v) { return kVerdictTags.name(v); }
+
+bool OutputSet::has(SideKind side, bool lse) const {
+  if (side == SideKind::prefill) return lse ? lse_p : out_p;
+  return lse ? lse_d : out_d;
 }
 
-Status status_from_name(std::string_view s) {
-  for (Status t : {Status::passed, Status::incorrect, Status::not_supported, Status::invalid_case, Status::skipped})
-    if (status_name(t) == s) return t;
-  throw std::invalid_argument("unknown status '" + std::string(s) +
-                              "' (expected passed, incorrect, not-supported, invalid-case or skipped)");
-}
-
-std::string_view verdict_name(Verdict v) {
-  switch (v) {
-    case Verdict::ok: return "ok";
-    case Verdict::xfail: return "xfail";
-    case Verdict::fail: return "fail";
-    case Verdict::skip: return "skip";
+OutputSet OutputSet::parse(std::string_view text) {
+  OutputSet o;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = text.find(',', start);
+    const std::string_view w = text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    if (w == "out_p") o.out_p = true;
+    else if (w == "out_d") o.out_d = true;
+    else if (w == "lse_p") o.lse_p = true;
+    else if (w == "lse_d") o.lse_d = true;
+    else if (w == "out") o.out_p = o.out_d = true;
+    else if (w == "lse") o.lse_p = o.lse_d = true;
+    else if (w == "all") o = all();
+    else if (w != "none")
+      throw std::invalid_argument("unknown output '" + std::string(w) +
+                                  "' (expected a comma-separated list of out_p, out_d, lse_p, lse_d, out, lse, all "
+                                  "or none)");
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
   }
-  return "?";
-}
-
-std::string_view verdict_tag(Verdict v) {
-  switch (v) {
-    case Verdict::ok: return "[OK]";
-    case Verdict::xfail: return "[XFAIL]";
-    case Verdict::fail: return "[FAIL]";
-    case Verdict::skip: return "[SKIP]";
-  }
-  return "[?]";
+  return o;
 }
 
 const TensorReport* CaseResult::headline() const {
@@ -67,6 +81,7 @@ Verdict plain_verdict(Status s) {
   switch (s) {
     case Status::passed: return Verdict::ok;
     case Status::incorrect:
+    case Status::launch_failed:
     case Status::invalid_case: return Verdict::fail;
     case Status::not_supported:
     case Status::skipped: return Verdict::skip;
@@ -85,10 +100,6 @@ CaseResult unjudged_result(const std::string& id, const JudgeOptions& options, S
   return r;
 }
 
-CaseResult not_supported_result(const std::string& id, const JudgeOptions& options, const std::string& reason) {
-  return unjudged_result(id, options, Status::not_supported, "the kernel does not support this case: " + reason);
-}
-
 namespace {
 
 std::string lower(std::string s) {
@@ -101,9 +112,9 @@ std::string lower(std::string s) {
 void apply_expectations(CaseResult& r, const std::vector<Expectation>& expected) {
   r.verdict = plain_verdict(r.status);
   for (const auto& e : expected) {
-    if (e.profile != r.profile) continue;
+    if (profile_name(e.profile) != r.profile) continue;
     r.expectation = e;
-    const bool status_ok = e.status == status_name(r.status);
+    const bool status_ok = e.status == r.status;
     bool diag_ok = true;
     if (!e.diagnosis.empty()) {
       diag_ok = false;
@@ -115,26 +126,43 @@ void apply_expectations(CaseResult& r, const std::vector<Expectation>& expected)
     } else {
       r.verdict = Verdict::fail;
       if (!status_ok)
-        r.message = fmt::format("expected {} under profile {}, got {}", e.status, e.profile, status_name(r.status));
+        r.message = fmt::format("expected {} under profile {}, got {}{}", status_name(e.status), profile_name(e.profile),
+                                status_name(r.status), r.message.empty() ? "" : " (" + r.message + ")");
       else
-        r.message = fmt::format("expected diagnosis containing '{}' under profile {}, not found", e.diagnosis, e.profile);
+        r.message = fmt::format("expected diagnosis containing '{}' under profile {}, not found", e.diagnosis,
+                                profile_name(e.profile));
       if (!e.reason.empty()) r.message += " (expectation: " + e.reason + ")";
     }
     return;
   }
 }
 
-CaseResult judge(const Case& c, const KernelOutputs& observed, const JudgeOptions& opt, PodResult* reference_out) {
+CaseResult judge(const Case& c, const KernelOutputs& observed, const RunRecord& run, const JudgeOptions& opt,
+                 PodResult* reference_out) {
   const auto t0 = std::chrono::steady_clock::now();
   CaseResult res;
   res.id = c.id;
   res.profile = std::string(profile_name(opt.profile));
   res.policy = std::string(policy_name(opt.policy));
+  res.run_status = std::string(run_status_name(run.status));
   auto finish = [&]() -> CaseResult {
     res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (res.verdict == Verdict::skip && res.status == Status::passed) res.verdict = Verdict::ok;
+    res.verdict = plain_verdict(res.status);
     return res;
   };
+  const bool recorded = observed.out_p || observed.out_d || observed.lse_p || observed.lse_d;
+  if (run.status == RunStatus::not_supported) {
+    res.status = recorded ? Status::invalid_case : Status::not_supported;
+    res.message = recorded ? "the run record says the kernel did not run the case (not supported: " + run.message +
+                                 ") but outputs were recorded"
+                           : "the kernel does not support this case: " + run.message;
+    return finish();
+  }
+  if (run.status == RunStatus::launch_failed) {
+    res.status = Status::launch_failed;
+    res.message = "the kernel failed to run: " + run.message + " (nothing it wrote is judged)";
+    return finish();
+  }
   std::optional<ProfiledCase> pc;
   PodResult ref;
   try {
@@ -145,12 +173,10 @@ CaseResult judge(const Case& c, const KernelOutputs& observed, const JudgeOption
   } catch (const InvalidCase& e) {
     res.status = Status::invalid_case;
     res.message = e.what();
-    res.verdict = plain_verdict(res.status);
     return finish();
   } catch (const std::invalid_argument& e) {
     res.status = Status::not_supported;
     res.message = e.what();
-    res.verdict = plain_verdict(res.status);
     return finish();
   }
   const Case& pcase = pc->kase;
@@ -185,7 +211,6 @@ CaseResult judge(const Case& c, const KernelOutputs& observed, const JudgeOption
       } catch (const std::invalid_argument& e) {
         res.status = Status::not_supported;
         res.message = std::string("calibrated tolerance: ") + e.what();
-        res.verdict = plain_verdict(res.status);
         return finish();
       }
     }
@@ -199,33 +224,50 @@ CaseResult judge(const Case& c, const KernelOutputs& observed, const JudgeOption
       any_failed |= t.failed();
     }
   }
+  // Outputs of existing sides that were not recorded: never a pass for them; a failure when required.
+  std::vector<std::string> missing_required;
+  for (const auto& t : res.tensors) {
+    if (t.checked || !t.shape_ok) continue;
+    res.not_checked.push_back(t.name);
+    if (opt.required.has(t.side, t.kind == TensorKind::lse)) missing_required.push_back(t.name);
+  }
+  auto joined = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (const auto& x : v) out += (out.empty() ? "" : ", ") + x;
+    return out;
+  };
   if (any_failed) {
+    res.status = Status::incorrect;
+    for (const auto& t : res.tensors)
+      if (!t.shape_ok) res.message = t.note;
+  } else if (!missing_required.empty()) {
     res.status = Status::incorrect;
   } else if (!any_checked) {
     res.status = Status::skipped;
-    res.message = "no observed output to check";
+    res.message = "no recorded output to check";
   } else {
     res.status = Status::passed;
-    std::vector<std::string> missing;
-    for (const auto& t : res.tensors)
-      if (!t.checked) missing.push_back(t.name);
-    if (!missing.empty()) {
-      res.message = "not checked (not recorded):";
-      for (const auto& m : missing) res.message += " " + m;
-    }
   }
-  if (res.status == Status::incorrect) {
-    for (const auto& t : res.tensors)
-      if (!t.shape_ok) res.message = t.note;
+  if (!missing_required.empty()) {
+    const std::string m = "required output(s) not recorded: " + joined(missing_required);
+    res.message = res.message.empty() ? m : m + "; " + res.message;
+  }
+  if (run.status == RunStatus::guards_overwritten) {
+    res.status = Status::incorrect;
+    const std::string m = "the kernel wrote outside its outputs (guard bands overwritten: " + run.message + ")";
+    res.message = res.message.empty() ? m : m + "; " + res.message;
+    res.diagnosis.push_back("out-of-bounds writes: guard bands overwritten (" + run.message + ")");
+  }
+  if (any_failed) {
     if (opt.diagnose) {
       try {
-        res.diagnosis = diagnose(DiagnosisInput{*pc, observed, opt.policy, ref, envelopes, res.tensors});
+        for (auto& d : diagnose(DiagnosisInput{*pc, observed, opt.policy, ref, envelopes, res.tensors}))
+          res.diagnosis.push_back(std::move(d));
       } catch (const std::exception& e) {
         res.diagnosis.push_back(std::string("diagnosis failed: ") + e.what());
       }
     }
   }
-  res.verdict = plain_verdict(res.status);
   if (reference_out) *reference_out = std::move(ref);
   return finish();
 }

@@ -1,28 +1,25 @@
 // The reviewed tolerance table and the per-element bounds each policy gives.
 #include "validation/tolerance.hpp"
 
+#include "reference/names.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
 namespace podcheck::validation {
 
-std::string_view policy_name(Policy p) {
-  switch (p) {
-    case Policy::calibrated: return "calibrated";
-    case Policy::flashinfer: return "flashinfer";
-    case Policy::flashinfer_bench: return "flashinfer-bench";
-  }
-  return "?";
-}
+namespace {
 
-Policy policy_from_name(std::string_view s) {
-  if (s == "calibrated") return Policy::calibrated;
-  if (s == "flashinfer") return Policy::flashinfer;
-  if (s == "flashinfer-bench") return Policy::flashinfer_bench;
-  throw std::invalid_argument("unknown tolerance policy '" + std::string(s) +
-                              "' (expected calibrated, flashinfer or flashinfer-bench)");
-}
+constexpr NameTable<Policy, 3> kPolicies{"tolerance policy",
+                                         {{{Policy::calibrated, "calibrated"},
+                                           {Policy::flashinfer, "flashinfer"},
+                                           {Policy::flashinfer_bench, "flashinfer-bench"}}}};
+
+}  // namespace
+
+std::string_view policy_name(Policy p) { return kPolicies.name(p); }
+Policy policy_from_name(std::string_view s) { return kPolicies.parse(s); }
 
 const std::vector<ToleranceRow>& tolerance_table() {
   // Keep in step with docs/TOLERANCES.md (one row there per row here).

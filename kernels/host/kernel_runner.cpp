@@ -65,8 +65,7 @@ RunOutcome run_case(const KernelHandle& kernel, const Case& c, int kv_chunk_toke
   RunOutcome r;
   DeviceCase dc(c);
   if (!dc.unsupported().empty()) {
-    r.status = RunOutcome::Status::not_supported;
-    r.message = dc.unsupported();
+    r.run = {RunStatus::not_supported, dc.unsupported()};
     return r;
   }
   pod_problem p = dc.problem();
@@ -81,26 +80,22 @@ RunOutcome run_case(const KernelHandle& kernel, const Case& c, int kv_chunk_toke
     const cudaError_t sync = cudaStreamSynchronize(stream);
     cudaStreamDestroy(stream);
     if (st == POD_OK && sync != cudaSuccess) {
-      r.status = RunOutcome::Status::failed;
-      r.message = std::string("kernel failed: ") + cudaGetErrorString(sync);
+      r.run = {RunStatus::launch_failed, std::string("kernel failed: ") + cudaGetErrorString(sync)};
       return r;
     }
   }
   if (st == POD_NOT_SUPPORTED) {
-    r.status = RunOutcome::Status::not_supported;
-    r.message = vt.last_error();
+    r.run = {RunStatus::not_supported, vt.last_error()};
     return r;
   }
   if (st != POD_OK) {
-    r.status = RunOutcome::Status::failed;
-    r.message = std::string(st == POD_INVALID ? "invalid problem: " : "kernel error: ") + vt.last_error();
+    r.run = {RunStatus::launch_failed,
+             std::string(st == POD_INVALID ? "invalid problem: " : "kernel error: ") + vt.last_error()};
     return r;
   }
   r.outputs = dc.download();
   const std::string g = dc.check_guards();
-  r.guards_ok = g.empty();
-  r.status = r.guards_ok ? RunOutcome::Status::ok : RunOutcome::Status::failed;
-  if (!r.guards_ok) r.message = "out-of-bounds writes: " + g;
+  r.run = g.empty() ? RunRecord{} : RunRecord{RunStatus::guards_overwritten, g};
   return r;
 }
 

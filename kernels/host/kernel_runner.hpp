@@ -28,16 +28,13 @@ class KernelHandle {
 };
 
 struct RunOutcome {
-  enum class Status { ok, not_supported, failed };
-  Status status = Status::failed;
-  std::string message;   // not-supported reason, or what failed (CUDA error, guards)
-  KernelOutputs outputs; // present when ok (and when guards failed: outputs still downloaded)
+  RunRecord run{RunStatus::launch_failed, "not run"};  // how it went (reference/outputs.hpp)
+  KernelOutputs outputs;  // downloaded when the kernel ran (also when guards were overwritten)
   pod_run_stats stats{};
-  bool guards_ok = true;
 };
 
 // Throws CudaError only for failures outside the kernel (allocation, copies); kernel failures come back
-// as Status::failed with the message.
+// as RunStatus::launch_failed with the message.
 RunOutcome run_case(const KernelHandle& kernel, const Case& c, int kv_chunk_tokens = 0);
 
 // Empty when a CUDA device can be used; else why not (e.g. "no usable CUDA device (CUDA driver version is

@@ -6,7 +6,6 @@
 #include "kernels/tests/test_cases.hpp"
 #include "testing/catch.hpp"
 #include "validation/judge.hpp"
-#include "validation/report.hpp"
 
 #include <cuda_runtime.h>
 
@@ -46,13 +45,16 @@ SideSpec decode(std::vector<int> l) {
 
 void check_case(const Case& c, const std::string& name, int kv_chunk = 0, bool expect_split = false) {
   const RunOutcome run = run_case(KernelHandle::builtin(), c, kv_chunk);
-  INFO(name << ": " << run.message);
-  REQUIRE(run.status == RunOutcome::Status::ok);
-  REQUIRE(run.guards_ok);
+  INFO(name << ": " << run_status_name(run.run.status) << " " << run.run.message);
+  REQUIRE(run.run.status == RunStatus::ran);
   if (expect_split) CHECK(run.stats.merge_launched == 1);
-  const validation::CaseResult r = validation::judge(c, run.outputs, validation::JudgeOptions{});
-  std::string verdict = validation::console_line(r);
-  for (const std::string& line : validation::console_details(r)) verdict += "\n  " + line;
+  const validation::CaseResult r = validation::judge(c, run.outputs, run.run, validation::JudgeOptions{});
+  std::string verdict = std::string(validation::status_name(r.status)) + ": " + r.message;
+  for (const auto& t : r.tensors)
+    verdict += "\n  " + t.name + " max_abs " + std::to_string(t.max_abs) + " tol_used " + std::to_string(t.tol_used) +
+               " over_tol " + std::to_string(t.over_tol) + " bad_nonfinite " + std::to_string(t.bad_nonfinite()) +
+               (t.worst ? " @ " + t.worst->text() : "");
+  for (const std::string& line : r.diagnosis) verdict += "\n  diagnosis: " + line;
   INFO(verdict);
   CHECK(r.status == validation::Status::passed);
 }
@@ -238,7 +240,7 @@ TEST_CASE("not-supported features are reported and nothing is launched", "[gpu]"
   s.decode = decode({8});
   const Case c = test::build_case(s);
   RunOutcome r = run_case(KernelHandle::builtin(), c);
-  CHECK(r.status == RunOutcome::Status::not_supported);
-  CHECK(r.message.find("head_dim 96") != std::string::npos);
+  CHECK(r.run.status == RunStatus::not_supported);
+  CHECK(r.run.message.find("head_dim 96") != std::string::npos);
   CHECK_FALSE(r.outputs.out_p.has_value());
 }

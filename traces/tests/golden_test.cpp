@@ -57,7 +57,7 @@ TEST_CASE("golden FlashInfer traces: 30 single POD + 8 BatchPOD + 12 feature cas
       CHECK(c.decode->kv.paged);
     }
     if (c.kind() == "batch") CHECK(c.prefill->kv.paged);
-    for (const auto& e : t.expected) expected_failures += e.status != "passed";
+    for (const auto& e : t.expected) expected_failures += e.status != validation::Status::passed;
   }
   // the recorded defect (3 profiles) and the ALiBi + soft cap quirk (intended only)
   CHECK(expected_failures == 4);

@@ -19,7 +19,7 @@ std::map<std::string, Trace> by_id(std::vector<Trace> ts) {
 }
 const Expectation* expectation(const Trace& t, const std::string& profile) {
   for (const auto& e : t.expected)
-    if (e.profile == profile) return &e;
+    if (profile_name(e.profile) == profile) return &e;
   return nullptr;
 }
 }  // namespace
@@ -57,7 +57,7 @@ TEST_CASE("FlashInfer recordings in all three layouts import onto the case model
   CHECK(a.provenance.scheduling.count("unknown_new_field") == 0);
   for (const char* p : {"intended", "flashinfer", "flashinfer-pod"}) {
     REQUIRE(expectation(a, p) != nullptr);
-    CHECK(expectation(a, p)->status == "passed");
+    CHECK(expectation(a, p)->status == validation::Status::passed);
   }
 
   const Case& cm = pod.at("fi_pod_f16_tiny_custom").kase;
@@ -71,7 +71,7 @@ TEST_CASE("FlashInfer recordings in all three layouts import onto the case model
   CHECK(nan_out == 2 * 16 * 8);  // sentinels kept
   for (const char* p : {"intended", "flashinfer", "flashinfer-pod"}) {
     REQUIRE(expectation(defect, p) != nullptr);
-    CHECK(expectation(defect, p)->status == "incorrect");
+    CHECK(expectation(defect, p)->status == validation::Status::incorrect);
     CHECK(expectation(defect, p)->diagnosis == "never written");
   }
 
@@ -102,9 +102,9 @@ TEST_CASE("FlashInfer recordings in all three layouts import onto the case model
   REQUIRE(al.observed.out_p.has_value());
   CHECK_FALSE(al.observed.out_d.has_value());
   REQUIRE(expectation(al, "intended") != nullptr);
-  CHECK(expectation(al, "intended")->status == "incorrect");
+  CHECK(expectation(al, "intended")->status == validation::Status::incorrect);
   CHECK(expectation(al, "intended")->diagnosis == "sm_scale applied twice");
-  CHECK(expectation(al, "flashinfer")->status == "passed");
+  CHECK(expectation(al, "flashinfer")->status == validation::Status::passed);
   const Trace& dr = feat.at("fi_decode_f16_tiny_decode_rope");
   CHECK(dr.kase.kind() == "decode");
   CHECK(dr.kase.decode->qo_indptr == std::vector<std::int32_t>{0, 1, 2});

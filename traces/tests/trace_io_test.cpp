@@ -26,7 +26,9 @@ Trace small_trace() {
   t.observed.lse_d->set_bits(2, kPoisonF32);
   t.provenance = {"podcheck-cuda", "v3", "NVIDIA H200 (sm_90, 132 SMs)", "580.159.04", "2026-11-29T12:00:00Z",
                   "unit test", {{"num_splits", "4"}, {"cta_tile_q", "64"}}};
-  t.expected = {{"intended", "incorrect", "never written", "why"}, {"flashinfer", "passed", "", ""}};
+  t.run = {RunStatus::guards_overwritten, "out_d: 12 guard elements overwritten"};
+  t.expected = {{Profile::intended, validation::Status::incorrect, "never written", "why"},
+                {Profile::flashinfer, validation::Status::passed, "", ""}};
   return t;
 }
 
@@ -59,16 +61,55 @@ TEST_CASE("traces round-trip cases, observed outputs, provenance and expectation
   CHECK(b.provenance.kernel_name == "podcheck-cuda");
   CHECK(b.provenance.device == t.provenance.device);
   CHECK(b.provenance.scheduling == t.provenance.scheduling);
+  CHECK(b.run == t.run);
   REQUIRE(b.expected.size() == 2);
-  CHECK(b.expected[0].profile == "intended");
-  CHECK(b.expected[0].status == "incorrect");
+  CHECK(b.expected[0].profile == Profile::intended);
+  CHECK(b.expected[0].status == validation::Status::incorrect);
   CHECK(b.expected[0].diagnosis == "never written");
-  CHECK(b.expected[1].status == "passed");
+  CHECK(b.expected[1].status == validation::Status::passed);
   // a fixture is not a trace
   std::string fx = tmp.path("f.h5");
   write_fixtures(fx, {{t.kase, std::nullopt}});
   CHECK_FALSE(is_trace_file(fx));
   CHECK_THROWS_WITH(read_traces(fx), Catch::Contains("expected a 'podcheck-trace' file"));
+}
+
+TEST_CASE("the run record round-trips for every status, and version 1 scheduling keys map onto it", "[traces][python]") {
+  TempDir tmp;
+  for (RunStatus st : {RunStatus::ran, RunStatus::not_supported, RunStatus::launch_failed, RunStatus::guards_overwritten}) {
+    CAPTURE(run_status_name(st));
+    Trace t = small_trace();
+    t.run = {st, st == RunStatus::ran ? "" : "what happened"};
+    if (st == RunStatus::not_supported) t.observed = {};
+    const std::string v2 = tmp.path("v2.h5"), v1 = tmp.path("v1.h5");
+    std::filesystem::remove(v2);
+    write_traces(v2, {t});
+    CHECK(read_trace(v2, t.kase.id).run == t.run);
+    std::filesystem::remove(v1);
+    REQUIRE(test::run_python(test::source_path("traces/tests/trace_to_v1.py") + " " + v2 + " " + v1 + " v1") == 0);
+    const Trace old = read_trace(v1, t.kase.id);
+    CHECK(old.run == t.run);
+    CHECK(old.provenance.scheduling == t.provenance.scheduling);  // the mapped keys are gone from the facts
+  }
+}
+
+TEST_CASE("a run record or expectation the reader does not know is refused, naming case and attribute", "[traces][python]") {
+  TempDir tmp;
+  const Trace t = small_trace();
+  const std::string good = tmp.path("good.h5");
+  write_traces(good, {t});
+  const std::pair<const char*, const char*> bads[] = {
+      {"bad_status", "unknown run status 'exploded'"},
+      {"no_run", "missing group"},
+      {"bad_expectation", "unknown status 'pased'"},
+  };
+  for (const auto& [mode, what] : bads) {
+    CAPTURE(mode);
+    const std::string bad = tmp.path(std::string(mode) + ".h5");
+    REQUIRE(test::run_python(test::source_path("traces/tests/trace_to_v1.py") + " " + good + " " + bad + " " + mode) == 0);
+    CHECK_THROWS_WITH(read_trace(bad, t.kase.id), Catch::Contains(what) && Catch::Contains(t.kase.id) &&
+                                                      Catch::Contains(bad));
+  }
 }
 
 TEST_CASE("observed outputs of the wrong shape or dtype are refused", "[traces]") {

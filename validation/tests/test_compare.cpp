@@ -42,7 +42,7 @@ CaseResult run(const Case& c, const KernelOutputs& o, Policy p = Policy::calibra
   JudgeOptions jo;
   jo.policy = p;
   jo.profile = prof;
-  return judge(c, o, jo);
+  return judge(c, o, RunRecord{}, jo);
 }
 
 }  // namespace
@@ -185,14 +185,14 @@ TEST_CASE("expectations: matching failure is xfail, any change fails", "[validat
   obs.out_d->set(0, obs.out_d->get(0) + 1.0);
   CaseResult r = run(c, obs);
   REQUIRE(r.status == Status::incorrect);
-  apply_expectations(r, {Expectation{"intended", "incorrect", "single element", "planted"}});
+  apply_expectations(r, {Expectation{Profile::intended, Status::incorrect, "single element", "planted"}});
   CHECK(r.verdict == Verdict::xfail);
-  apply_expectations(r, {Expectation{"intended", "incorrect", "heads 16-31", "planted"}});
+  apply_expectations(r, {Expectation{Profile::intended, Status::incorrect, "heads 16-31", "planted"}});
   CHECK(r.verdict == Verdict::fail);
-  apply_expectations(r, {Expectation{"flashinfer", "passed", "", ""}});  // other profile: not applicable
+  apply_expectations(r, {Expectation{Profile::flashinfer, Status::passed, "", ""}});  // other profile: not applicable
   CHECK(r.verdict == Verdict::fail);
   CaseResult good = run(c, rounded_reference(c));
-  apply_expectations(good, {Expectation{"intended", "incorrect", "", "known defect"}});
+  apply_expectations(good, {Expectation{Profile::intended, Status::incorrect, "", "known defect"}});
   CHECK(good.verdict == Verdict::fail);  // fixed defect: the expectation must be updated
 }
 
@@ -374,25 +374,64 @@ TEST_CASE("reports: JSON summary and cases, JUnit failure/skip elements, merge o
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("a case the kernel did not support is reported not-supported, never passed or skipped", "[validation]") {
-  Trace t;
-  t.kase = make_pod({});
-  t.provenance.kernel_name = "some-port";
-  JobOptions o;
-  o.artifacts = false;
-  // nothing observed and no reason: not checked -> skipped
-  const CaseResult skipped = replay_one(t, "mem.h5", Profile::intended, JobHooks{}, o);
+TEST_CASE("the run record decides before the outputs: not supported, launch failed, guards overwritten", "[validation]") {
+  const Case c = make_pod({});
+  const KernelOutputs good = rounded_reference(c);
+  const JudgeOptions jo;
+  // nothing recorded and the kernel ran: nothing checkable -> skipped, never passed
+  const CaseResult skipped = judge(c, KernelOutputs{}, RunRecord{}, jo);
   CHECK(skipped.status == Status::skipped);
   CHECK(skipped.verdict == Verdict::skip);
-  // the recorder's reason turns it into not-supported, with the reason in the message
-  t.provenance.scheduling["not_supported"] = "RoPE-LLaMA is not implemented in v1";
-  const CaseResult ns = replay_one(t, "mem.h5", Profile::intended, JobHooks{}, o);
+  // the kernel declared the case unsupported: not-supported with its reason
+  const CaseResult ns = judge(c, KernelOutputs{}, RunRecord{RunStatus::not_supported, "RoPE-LLaMA is not in v1"}, jo);
   CHECK(ns.status == Status::not_supported);
   CHECK(ns.verdict == Verdict::skip);
-  CHECK(ns.message.find("RoPE-LLaMA is not implemented in v1") != std::string::npos);
-  // outputs present: the note does not excuse them, they are judged (here: a whole side wrong -> incorrect)
-  KernelOutputs wrong;
-  wrong.out_p = Tensor::zeros(t.kase.dtype_o, {t.kase.prefill->num_rows(), t.kase.num_qo_heads, t.kase.head_dim});
-  t.observed = wrong;
-  CHECK(replay_one(t, "mem.h5", Profile::intended, JobHooks{}, o).status == Status::incorrect);
+  CHECK(ns.message.find("RoPE-LLaMA is not in v1") != std::string::npos);
+  // ... and outputs beside that claim are a contradiction in the record: an input error, not a verdict
+  const CaseResult lie = judge(c, good, RunRecord{RunStatus::not_supported, "no"}, jo);
+  CHECK(lie.status == Status::invalid_case);
+  CHECK(lie.verdict == Verdict::fail);
+  // a launch that failed is a failure even when the outputs it left look right
+  const CaseResult crashed = judge(c, good, RunRecord{RunStatus::launch_failed, "illegal memory access"}, jo);
+  CHECK(crashed.status == Status::launch_failed);
+  CHECK(crashed.verdict == Verdict::fail);
+  CHECK(crashed.message.find("illegal memory access") != std::string::npos);
+  CHECK(crashed.run_status == "launch-failed");
+  // guards overwritten: outputs judged (metrics reported) and the case incorrect whatever they say
+  const CaseResult oob = judge(c, good, RunRecord{RunStatus::guards_overwritten, "out_d: 12 guard elements overwritten"}, jo);
+  CHECK(oob.status == Status::incorrect);
+  CHECK(oob.verdict == Verdict::fail);
+  CHECK(oob.message.find("guard bands overwritten") != std::string::npos);
+  REQUIRE_FALSE(oob.tensors.empty());
+  for (const auto& t : oob.tensors) CHECK(t.passed());
+  REQUIRE_FALSE(oob.diagnosis.empty());
+  CHECK(oob.diagnosis[0].find("out-of-bounds writes") != std::string::npos);
+  // the same outputs from a run that went well pass
+  CHECK(judge(c, good, RunRecord{}, jo).status == Status::passed);
+}
+
+TEST_CASE("outputs not recorded are named, and a required one missing is a failure", "[validation]") {
+  const Case c = make_pod({});
+  KernelOutputs some = rounded_reference(c);
+  some.lse_p.reset();
+  some.lse_d.reset();
+  some.out_p.reset();
+  JudgeOptions jo;
+  const CaseResult r = judge(c, some, RunRecord{}, jo);
+  CHECK(r.status == Status::passed);  // what was recorded is right ...
+  CHECK(r.not_checked == std::vector<std::string>{"out_p", "lse_p", "lse_d"});  // ... and the rest is named
+  jo.required = OutputSet::parse("out_p,out_d,lse_p,lse_d");
+  const CaseResult req = judge(c, some, RunRecord{}, jo);
+  CHECK(req.status == Status::incorrect);
+  CHECK(req.message.find("required output(s) not recorded: out_p, lse_p, lse_d") != std::string::npos);
+  jo.required = OutputSet::parse("out");
+  CHECK(judge(c, some, RunRecord{}, jo).status == Status::incorrect);  // out_p is missing
+  jo.required = OutputSet::parse("out_d");
+  CHECK(judge(c, some, RunRecord{}, jo).status == Status::passed);
+  CHECK_THROWS_WITH(OutputSet::parse("out_q"), Catch::Contains("unknown output 'out_q'"));
+  // one-sided case: outputs of the absent side are never required
+  const Case dec = make_pod({.qo_p = 0});
+  KernelOutputs d = rounded_reference(dec);
+  jo.required = OutputSet::all();
+  CHECK(judge(dec, d, RunRecord{}, jo).status == Status::passed);
 }

@@ -32,7 +32,7 @@ void require_golden() {
 CaseResult run(const Case& c, const KernelOutputs& o, Profile p = Profile::intended) {
   JudgeOptions jo;
   jo.profile = p;
-  return judge(c, o, jo);
+  return judge(c, o, RunRecord{}, jo);
 }
 
 bool mentions(const CaseResult& r, const std::string& phrase) {
