@@ -1,6 +1,8 @@
-// Subcommands of the podcheck CLI. The CLI is thin: each command parses its options, calls into the
-// modules, prints, and stores its exit status: 0 success, 1 parity failure, 2 usage or input error.
+// Subcommands of the podcheck CLI. The CLI is thin: each command parses its options and makes one call into
+// app/ (the jobs), which prints and returns the exit status: 0 success, 1 parity failure, 2 usage or input error.
 #pragma once
+
+#include "app/errors.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -25,9 +27,7 @@ void add_run(CLI::App& app, CommandResult& result);        // cli/cmd_run.cpp   
 // Registers `bench kernel` under the `bench` subcommand (cli/cmd_bench_kernel.cpp; kernels).
 void add_bench_kernel(CLI::App& bench, CommandResult& result);
 
-// Thrown by commands for bad usage or bad input; main prints "podcheck: error: <what>" and exits 2.
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+// Thrown for bad usage or bad input; main prints "podcheck: error: <what>" and exits 2.
+using app::UsageError;
 
 }  // namespace podcheck::cli

@@ -6,28 +6,35 @@
 
 namespace podcheck::cli {
 
-void JobCliOptions::add_to(CLI::App* cmd) {
+void JudgeCliOptions::add_to(CLI::App* cmd, bool with_artifacts) {
   cmd->add_option("--policy", policy, "tolerance policy: calibrated (default), flashinfer, flashinfer-bench");
+  cmd->add_option("--require-outputs", require_outputs,
+                  "outputs every case must have recorded, e.g. out_p,out_d,lse_p,lse_d (or all, out, lse): one "
+                  "missing fails the case (default: a missing output is reported as not checked)");
   cmd->add_option("--json", reports.json, "write a JSON report");
   cmd->add_option("--junit", reports.junit, "write a JUnit XML report");
   cmd->add_flag("--force", reports.force, "replace existing report files");
   cmd->add_option("-j,--jobs", jobs, "threads (default: all cores)");
-  cmd->add_flag("--no-artifacts", no_artifacts, "do not write failure data");
-  cmd->add_option("--artifacts-dir", artifacts_dir, "folder for failure data (default podcheck-failures)");
+  if (with_artifacts) {
+    cmd->add_flag("--no-artifacts", no_artifacts, "do not write failure data");
+    cmd->add_option("--artifacts-dir", artifacts_dir, "folder for failure data (default podcheck-failures)");
+  }
   cmd->add_flag("-q,--quiet", quiet, "print failures and the summary only");
 }
 
-void JobCliOptions::apply(validation::JobOptions& jo) const {
+void JudgeCliOptions::apply(app::JudgeJobOptions& jo) const {
   try {
-    jo.policy = validation::policy_from_name(policy);
-    reports.check();
+    jo.replay.policy = validation::policy_from_name(policy);
+    jo.replay.required = validation::OutputSet::parse(require_outputs.empty() ? "none" : require_outputs);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
   if (jobs < 0) throw UsageError("-j must be positive");
   if (jobs > 0) omp_set_num_threads(jobs);
-  jo.artifacts = !no_artifacts;
-  jo.artifacts_dir = artifacts_dir;
+  jo.replay.artifacts.enabled = !no_artifacts;
+  jo.replay.artifacts.dir = artifacts_dir;
+  jo.reports = reports;
+  jo.quiet = quiet;
 }
 
 }  // namespace podcheck::cli

@@ -1,27 +1,27 @@
-// Options that `podcheck replay` and `podcheck validate` share: policy, reports, threads, failure data.
+// Options that `podcheck replay`, `podcheck validate` and `podcheck run --check` share: policy, required
+// outputs, reports, threads, failure data.
 #pragma once
 
+#include "app/validate.hpp"
 #include "cli/commands.hpp"
-#include "validation/cli_support.hpp"
-#include "validation/job.hpp"
 
 #include <string>
 
 namespace podcheck::cli {
 
-struct JobCliOptions {
+struct JudgeCliOptions {
   std::string policy = "calibrated";
+  std::string require_outputs;  // "" = none
   std::string artifacts_dir = "podcheck-failures";
-  validation::ReportFiles reports;
+  app::ReportFiles reports;
   int jobs = 0;
   bool no_artifacts = false;
   bool quiet = false;
 
-  // --policy --json --junit --force -j --no-artifacts --artifacts-dir -q
-  void add_to(CLI::App* cmd);
-  // Sets policy, artifacts and the thread count; refuses existing report files without --force.
-  // Throws UsageError.
-  void apply(validation::JobOptions& jo) const;
+  // --policy --require-outputs --json --junit --force -j --no-artifacts --artifacts-dir -q
+  void add_to(CLI::App* cmd, bool with_artifacts = true);
+  // Sets policy, required outputs, reports, artifacts and the thread count. Throws UsageError.
+  void apply(app::JudgeJobOptions& jo) const;
 };
 
 }  // namespace podcheck::cli

@@ -91,4 +91,17 @@ inline const validation::TensorReport& tensor(const validation::CaseResult& r, c
   return r.tensors.front();
 }
 
+// A judged case as text for CAPTURE: status, message, each tensor's metrics and worst element, diagnosis.
+inline std::string verdict_text(const validation::CaseResult& r) {
+  std::string s = std::string(validation::status_name(r.status)) + " " + r.id + ": " + r.message;
+  for (const auto& t : r.tensors) {
+    s += "\n  " + t.name + (t.checked ? "" : " (not checked)") + " max_abs " + std::to_string(t.max_abs) +
+         " tol_used " + std::to_string(t.tol_used) + " over_tol " + std::to_string(t.over_tol) + " nonfinite " +
+         std::to_string(t.bad_nonfinite());
+    if (t.worst) s += " @ " + t.worst->text();
+  }
+  for (const auto& d : r.diagnosis) s += "\n  diagnosis: " + d;
+  return s;
+}
+
 }  // namespace podcheck::testhelp

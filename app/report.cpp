@@ -1,5 +1,8 @@
-// Console, JSON and JUnit reports; merge of sharded JSON reports.
-#include "validation/report.hpp"
+// Console, JSON and JUnit reports; merge of sharded JSON reports; report files.
+#include "app/report.hpp"
+
+#include "app/errors.hpp"
+#include "app/text_file.hpp"
 
 #include <fmt/format.h>
 
@@ -9,15 +12,19 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace podcheck::validation {
+namespace podcheck::app {
+
+using namespace validation;
 
 Summary summarize(const std::vector<CaseResult>& results, double seconds) {
   Summary s;
   s.seconds = seconds;
   for (const auto& r : results) {
+    if (!r.not_checked.empty()) ++s.not_checked;
     switch (r.status) {
       case Status::passed: ++s.passed; break;
       case Status::incorrect: ++s.incorrect; break;
+      case Status::launch_failed: ++s.launch_failed; break;
       case Status::not_supported: ++s.not_supported; break;
       case Status::invalid_case: ++s.invalid_case; break;
       case Status::skipped: ++s.skipped; break;
@@ -32,7 +39,28 @@ Summary summarize(const std::vector<CaseResult>& results, double seconds) {
   return s;
 }
 
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char ch : s) {
+    if (ch == '\'') out += "'\\''";
+    else out += ch;
+  }
+  return out + "'";
+}
+
+int Summary::exit_code() const {
+  if (failed - invalid_case > 0 || skipped > 0 || ok + xfail == 0) return 1;
+  if (invalid_case > 0) return 2;
+  return 0;
+}
+
 namespace {
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& x : v) out += (out.empty() ? "" : ", ") + x;
+  return out;
+}
 
 std::string metric_text(const TensorReport& t) {
   if (!t.shape_ok) return t.note;
@@ -55,6 +83,7 @@ std::string console_line(const CaseResult& r) {
   if (const TensorReport* h = r.headline()) line += "  " + metric_text(*h);
   else if (!r.message.empty()) line += "  " + r.message;
   if (r.status != Status::passed && r.status != Status::incorrect) line += fmt::format("  ({})", status_name(r.status));
+  if (!r.not_checked.empty()) line += "  (not checked: " + joined(r.not_checked) + ")";
   return line;
 }
 
@@ -78,10 +107,16 @@ void print_case(std::FILE* out, const CaseResult& r) {
 }
 
 std::string summary_line(std::string_view command, const Summary& s) {
-  std::string line = fmt::format("{}: {} passed, {} xfail, {} failed, {} skipped in {:.0f} s", command, s.ok, s.xfail,
-                                 s.failed, s.skip, s.seconds);
-  if (s.ok + s.xfail == 0 && s.failed == 0 && s.total() > 0) line += " (nothing was judged: not a success)";
-  if (s.total() == 0) line += " (no cases: not a success)";
+  std::string line = fmt::format("{}: {} passed, {} xfail, {} failed, {} skipped, {} not supported in {:.0f} s", command,
+                                 s.ok, s.xfail, s.failed, s.skipped, s.not_supported, s.seconds);
+  std::vector<std::string> notes;
+  if (s.launch_failed > 0) notes.push_back(fmt::format("{} failed to run", s.launch_failed));
+  if (s.invalid_case > 0) notes.push_back(fmt::format("{} unreadable or invalid", s.invalid_case));
+  if (s.not_checked > 0) notes.push_back(fmt::format("{} with outputs not checked", s.not_checked));
+  if (s.skipped > 0) notes.push_back("skipped cases had nothing to check: not a success");
+  if (s.total() == 0) notes.push_back("no cases: not a success");
+  else if (s.ok + s.xfail == 0) notes.push_back("nothing was judged: not a success");
+  if (!notes.empty()) line += " (" + joined(notes) + ")";
   return line;
 }
 
@@ -142,6 +177,8 @@ nlohmann::json case_json(const CaseResult& r) {
   j["policy"] = r.policy;
   j["status"] = std::string(status_name(r.status));
   j["verdict"] = std::string(verdict_name(r.verdict));
+  j["run"] = r.run_status;
+  j["not_checked"] = r.not_checked;
   if (!r.message.empty()) j["message"] = r.message;
   j["seconds"] = r.seconds;
   nlohmann::json m = nlohmann::json::object();
@@ -152,7 +189,8 @@ nlohmann::json case_json(const CaseResult& r) {
   j["diagnosis"] = r.diagnosis;
   if (!r.profile_notes.empty()) j["profile_notes"] = r.profile_notes;
   if (r.expectation)
-    j["expected"] = {{"profile", r.expectation->profile}, {"status", r.expectation->status},
+    j["expected"] = {{"profile", std::string(profile_name(r.expectation->profile))},
+                     {"status", std::string(status_name(r.expectation->status))},
                      {"diagnosis", r.expectation->diagnosis}, {"reason", r.expectation->reason}};
   if (!r.reproduce.empty()) j["reproduce"] = r.reproduce;
   if (!r.artifact.empty()) j["artifact"] = r.artifact;
@@ -163,10 +201,21 @@ nlohmann::json case_json(const CaseResult& r) {
 namespace {
 
 nlohmann::json summary_json(const Summary& s) {
-  return {{"passed", s.passed},   {"incorrect", s.incorrect}, {"not-supported", s.not_supported},
-          {"invalid-case", s.invalid_case}, {"skipped", s.skipped}, {"ok", s.ok},
-          {"xfail", s.xfail},     {"failed", s.failed},       {"skip", s.skip},
-          {"total", s.total()},   {"seconds", s.seconds},     {"success", s.exit_code() == 0}};
+  return {{"passed", s.passed},
+          {"incorrect", s.incorrect},
+          {"launch-failed", s.launch_failed},
+          {"not-supported", s.not_supported},
+          {"invalid-case", s.invalid_case},
+          {"skipped", s.skipped},
+          {"ok", s.ok},
+          {"xfail", s.xfail},
+          {"failed", s.failed},
+          {"skip", s.skip},
+          {"not_checked", s.not_checked},
+          {"total", s.total()},
+          {"seconds", s.seconds},
+          {"exit_code", s.exit_code()},
+          {"success", s.exit_code() == 0}};
 }
 
 }  // namespace
@@ -185,8 +234,10 @@ Summary summary_from_json_cases(const nlohmann::json& cases) {
   Summary s;
   for (const auto& c : cases) {
     const std::string st = c.value("status", ""), v = c.value("verdict", "");
+    if (c.contains("not_checked") && c["not_checked"].is_array() && !c["not_checked"].empty()) ++s.not_checked;
     if (st == "passed") ++s.passed;
     else if (st == "incorrect") ++s.incorrect;
+    else if (st == "launch-failed") ++s.launch_failed;
     else if (st == "not-supported") ++s.not_supported;
     else if (st == "invalid-case") ++s.invalid_case;
     else ++s.skipped;
@@ -258,15 +309,15 @@ nlohmann::json merge_reports(const std::vector<std::string>& paths) {
   double seconds = 0;
   for (const auto& p : paths) {
     std::ifstream in(p);
-    if (!in) throw std::runtime_error(fmt::format("{}: cannot open", p));
+    if (!in) throw InputError(fmt::format("{}: cannot open", p));
     nlohmann::json j;
     try {
       in >> j;
     } catch (const std::exception& e) {
-      throw std::runtime_error(fmt::format("{}: not JSON ({})", p, e.what()));
+      throw InputError(fmt::format("{}: not JSON ({})", p, e.what()));
     }
     if (!j.is_object() || !j.contains("cases") || !j["cases"].is_array())
-      throw std::runtime_error(fmt::format("{}: not a podcheck report (expected an object with a 'cases' list)", p));
+      throw InputError(fmt::format("{}: not a podcheck report (expected an object with a 'cases' list)", p));
     for (auto& c : j["cases"]) cases.push_back(c);
     if (j.contains("summary") && j["summary"].contains("seconds") && j["summary"]["seconds"].is_number())
       seconds = std::max(seconds, j["summary"]["seconds"].get<double>());
@@ -282,20 +333,20 @@ nlohmann::json merge_reports(const std::vector<std::string>& paths) {
   return out;
 }
 
-void write_text_file(const std::string& path, const std::string& text, bool force) {
-  namespace fs = std::filesystem;
-  if (fs::exists(path) && !force) throw std::runtime_error(fmt::format("{}: exists (use --force to replace it)", path));
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error(fmt::format("{}: cannot write", tmp));
-    out << text;
-    if (!out) {
-      fs::remove(tmp);
-      throw std::runtime_error(fmt::format("{}: write failed", tmp));
-    }
-  }
-  fs::rename(tmp, path);
+void ReportFiles::check() const {
+  for (const auto& p : {json, junit})
+    if (!p.empty()) check_writable_target(p, force);
+  if (!json.empty() && json == junit) throw UsageError("--json and --junit name the same file '" + json + "'");
 }
 
-}  // namespace podcheck::validation
+void ReportFiles::write(const std::vector<CaseResult>& results, const Summary& s) const {
+  if (json.empty() && junit.empty()) return;
+  const nlohmann::json rep = report_json(results, s);
+  if (!json.empty()) write_text_file(json, rep.dump(2) + "\n", force);
+  if (!junit.empty()) {
+    std::vector<nlohmann::json> cases(rep["cases"].begin(), rep["cases"].end());
+    write_text_file(junit, junit_xml(cases, s), force);
+  }
+}
+
+}  // namespace podcheck::app

@@ -3,9 +3,9 @@
 // are judged per profile, and faults planted in an otherwise good trace give the right verdict and location.
 #include "testing/catch.hpp"
 
+#include "app/replay.hpp"
+#include "app/report.hpp"
 #include "traces/trace_io.hpp"
-#include "validation/job.hpp"
-#include "validation/report.hpp"
 #include "validation/tests/helpers.hpp"
 
 #include <cmath>
@@ -14,6 +14,7 @@
 
 using namespace podcheck;
 using namespace podcheck::validation;
+using namespace podcheck::app;
 using podcheck::testhelp::tensor;
 
 namespace {
@@ -49,13 +50,11 @@ std::string text(const CaseResult& r) {
 
 }  // namespace
 
-TEST_CASE("golden FlashInfer traces: every verdict matches its expectation", "[validation][golden]") {
+TEST_CASE("golden FlashInfer traces: every verdict matches its expectation", "[app][golden]") {
   require_golden();
-  JobHooks hooks;
-  hooks.read_traces = [](const std::string& p) { return read_traces(p); };
-  JobOptions jo;
-  jo.artifacts = false;
-  const auto results = replay_files(trace_files_under(kGolden), hooks, jo);
+  ReplayOptions ro;
+  ro.artifacts.enabled = false;
+  const auto results = replay_files(trace_files_under(kGolden), ro);
   REQUIRE(results.size() >= 50);
   int xfail = 0, ok = 0;
   for (const auto& r : results) {
@@ -72,7 +71,7 @@ TEST_CASE("golden FlashInfer traces: every verdict matches its expectation", "[v
   CHECK(ok >= 48);
 }
 
-TEST_CASE("golden GQA-32 defect: incorrect, never-written heads 16-31 named, under every profile", "[validation][golden]") {
+TEST_CASE("golden GQA-32 defect: incorrect, never-written heads 16-31 named, under every profile", "[app][golden]") {
   require_golden();
   const Trace t = read_trace(kPod3, "fi_pod_defect_f16_h128_q64k64_causal_g32_B17");
   for (Profile p : {Profile::intended, Profile::flashinfer, Profile::flashinfer_pod}) {
@@ -93,7 +92,7 @@ TEST_CASE("golden GQA-32 defect: incorrect, never-written heads 16-31 named, und
 }
 
 TEST_CASE("golden ALiBi + soft cap: incorrect under intended (sm_scale applied twice), passes under flashinfer",
-          "[validation][golden]") {
+          "[app][golden]") {
   require_golden();
   const Trace t = read_trace(kFeatures, "fi_prefill_f16_h128_alibi_softcap30_causal_q37k100_gqa4");
   const CaseResult intended = run(t.kase, t.observed, Profile::intended);
@@ -105,7 +104,7 @@ TEST_CASE("golden ALiBi + soft cap: incorrect under intended (sm_scale applied t
   CHECK(fi.status == Status::passed);
 }
 
-TEST_CASE("golden POD case asking for options POD ignores: judged per profile", "[validation][golden]") {
+TEST_CASE("golden POD case asking for options POD ignores: judged per profile", "[app][golden]") {
   require_golden();
   const Trace good = read_trace(kPod1, kGoodId);
   SECTION("RoPE on both sides") {
@@ -159,7 +158,7 @@ TEST_CASE("golden POD case asking for options POD ignores: judged per profile", 
   }
 }
 
-TEST_CASE("faults planted in a good golden trace: verdict and location", "[validation][golden]") {
+TEST_CASE("faults planted in a good golden trace: verdict and location", "[app][golden]") {
   require_golden();
   const Trace good = read_trace(kPod1, kGoodId);
   const Case& c = good.kase;

@@ -1,0 +1,142 @@
+// Reports of a run: console lines, the summary and exit status, JSON, JUnit and the merge of shards, on
+// verdicts of hand-built cases.
+#include "testing/catch.hpp"
+
+#include "app/report.hpp"
+#include "app/text_file.hpp"
+#include "validation/tests/helpers.hpp"
+
+#include <filesystem>
+#include <string>
+#include <unistd.h>
+
+using namespace podcheck;
+using namespace podcheck::app;
+using namespace podcheck::validation;
+using podcheck::testhelp::make_pod;
+using podcheck::testhelp::PodSpec;
+using podcheck::testhelp::rounded_reference;
+
+namespace {
+
+CaseResult run(const Case& c, const KernelOutputs& o, const RunRecord& rec = {}) {
+  return judge(c, o, rec, JudgeOptions{});
+}
+
+}  // namespace
+
+TEST_CASE("reports: JSON summary and cases, JUnit failure/skip elements, merge of shards", "[app][report]") {
+  const Case c = make_pod(PodSpec{});
+  CaseResult good = run(c, rounded_reference(c));
+  auto bad_obs = rounded_reference(c);
+  bad_obs.out_d->set(3, bad_obs.out_d->get(3) + 1.0);
+  CaseResult bad = run(c, bad_obs);
+  bad.reproduce = "podcheck replay 'x.h5' --case 'test' --profile intended";
+  CaseResult skipped = run(c, KernelOutputs{});
+  const Summary s1 = summarize({good, bad}, 1.0), s2 = summarize({skipped}, 2.0);
+  CHECK(s1.ok == 1);
+  CHECK(s1.failed == 1);
+  CHECK(s1.exit_code() == 1);
+  const auto j1 = report_json({good, bad}, s1), j2 = report_json({skipped}, s2);
+  CHECK(j1["summary"]["passed"] == 1);
+  CHECK(j1["summary"]["incorrect"] == 1);
+  REQUIRE(j1["cases"].size() == 2);
+  CHECK(j1["cases"][1]["status"] == "incorrect");
+  CHECK(j1["cases"][1]["worst"]["tensor"] == "out_d");
+  CHECK(j1["cases"][1]["metrics"]["out_d"]["over_tol"] == 1);
+  CHECK(j1["cases"][1]["diagnosis"].size() >= 1);
+
+  std::vector<nlohmann::json> cases(j1["cases"].begin(), j1["cases"].end());
+  const std::string xml = junit_xml(cases, s1);
+  CHECK(xml.find("<failure") != std::string::npos);
+  CHECK(xml.find("tests=\"2\"") != std::string::npos);
+
+  const auto dir = std::filesystem::temp_directory_path() / ("podcheck_report_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string a = (dir / "a.json").string(), b = (dir / "b.json").string();
+  write_text_file(a, j1.dump(), true);
+  write_text_file(b, j2.dump(), true);
+  CHECK_THROWS_WITH(write_text_file(a, "{}", false), Catch::Contains("exists"));  // never replaced without force
+  const auto merged = merge_reports({a, b});
+  CHECK(merged["cases"].size() == 3);
+  CHECK(merged["summary"]["ok"] == 1);
+  CHECK(merged["summary"]["failed"] == 1);
+  CHECK(merged["summary"]["skip"] == 1);
+  std::vector<nlohmann::json> mc(merged["cases"].begin(), merged["cases"].end());
+  CHECK(junit_xml(mc, summary_from_json_cases(merged["cases"])).find("<skipped") != std::string::npos);
+  write_text_file((dir / "bad.json").string(), "not json", true);
+  std::string err;
+  try {
+    merge_reports({(dir / "bad.json").string()});
+  } catch (const std::exception& e) {
+    err = e.what();
+  }
+  CHECK(err.find("bad.json") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+
+TEST_CASE("exit status: parity failures and skips give 1, unreadable inputs alone give 2, not-supported is counted apart", "[app][report]") {
+  const Case c = make_pod(PodSpec{});
+  const CaseResult good = run(c, rounded_reference(c));
+  auto bad_obs = rounded_reference(c);
+  bad_obs.out_d->set(3, bad_obs.out_d->get(3) + 1.0);
+  const CaseResult bad = run(c, bad_obs);
+  const CaseResult skipped = run(c, KernelOutputs{});
+  const CaseResult ns = run(c, KernelOutputs{}, {RunStatus::not_supported, "no RoPE"});
+  const CaseResult crashed = run(c, rounded_reference(c), {RunStatus::launch_failed, "illegal address"});
+  const CaseResult invalid = unjudged_result("x.h5", JudgeOptions{}, Status::invalid_case, "x.h5: truncated");
+  CHECK(summarize({good}, 0).exit_code() == 0);
+  CHECK(summarize({good, ns}, 0).exit_code() == 0);
+  CHECK(summarize({ns}, 0).exit_code() == 1);  // nothing judged
+  CHECK(summarize({good, bad}, 0).exit_code() == 1);
+  CHECK(summarize({good, crashed}, 0).exit_code() == 1);
+  CHECK(summarize({good, skipped}, 0).exit_code() == 1);  // something that should be judged was skipped
+  CHECK(summarize({skipped}, 0).exit_code() == 1);
+  CHECK(summarize({good, invalid}, 0).exit_code() == 2);
+  CHECK(summarize({good, invalid, bad}, 0).exit_code() == 1);
+  const Summary s = summarize({good, ns, crashed, skipped, invalid}, 0);
+  CHECK(s.launch_failed == 1);
+  CHECK(s.not_supported == 1);
+  CHECK(s.invalid_case == 1);
+  CHECK(s.skipped == 1);
+  const std::string line = summary_line("replay", s);
+  CHECK(line.find("1 failed to run") != std::string::npos);
+  CHECK(line.find("1 unreadable or invalid") != std::string::npos);
+  CHECK(line.find("not a success") != std::string::npos);
+  CHECK(console_line(crashed).rfind("[FAIL]", 0) == 0);
+  CHECK(console_line(crashed).find("launch-failed") != std::string::npos);
+}
+
+TEST_CASE("a case with outputs not recorded says so in its console line, the summary and the JSON", "[app][report]") {
+  const Case c = make_pod(PodSpec{});
+  KernelOutputs one = rounded_reference(c);
+  one.out_p.reset();
+  one.lse_p.reset();
+  one.lse_d.reset();
+  const CaseResult r = run(c, one);
+  CHECK(r.status == Status::passed);
+  CHECK(console_line(r).find("(not checked: out_p, lse_p, lse_d)") != std::string::npos);
+  const Summary s = summarize({r}, 0);
+  CHECK(s.not_checked == 1);
+  CHECK(summary_line("replay", s).find("1 with outputs not checked") != std::string::npos);
+  const auto j = report_json({r}, s);
+  CHECK(j["cases"][0]["not_checked"].size() == 3);
+  CHECK(j["summary"]["not_checked"] == 1);
+}
+
+TEST_CASE("report targets are checked before any work: folders, non-regular files, existing files", "[app][report]") {
+  const auto dir = std::filesystem::temp_directory_path() / ("podcheck_target_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "sub");
+  CHECK_THROWS_WITH(check_writable_target((dir / "missing" / "r.json").string(), false), Catch::Contains("does not exist"));
+  CHECK_THROWS_WITH(check_writable_target((dir / "sub").string(), true), Catch::Contains("not a regular file"));
+  write_text_file((dir / "r.json").string(), "{}", false);
+  CHECK_THROWS_WITH(check_writable_target((dir / "r.json").string(), false), Catch::Contains("exists"));
+  CHECK_NOTHROW(check_writable_target((dir / "r.json").string(), true));
+  CHECK_FALSE(std::filesystem::exists(dir / "sub.tmp"));
+  ReportFiles rf;
+  rf.json = (dir / "sub").string();
+  rf.force = true;
+  CHECK_THROWS(rf.check());
+  std::filesystem::remove_all(dir);
+}

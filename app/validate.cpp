@@ -1,0 +1,106 @@
+// replay, validate and merge as jobs that print (validate.hpp).
+#include "app/validate.hpp"
+
+#include "app/errors.hpp"
+#include "app/golden.hpp"
+#include "app/selfcheck.hpp"
+#include "app/text_file.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+namespace podcheck::app {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Failures again, together, so that they are not lost in a long table; then the summary line.
+int finish(const char* command, const std::vector<CaseResult>& results, const JudgeJobOptions& o,
+           Clock::time_point t0) {
+  const Summary s = summarize(results, seconds_since(t0));
+  if (s.failed > 0 && results.size() > 1) {
+    std::printf("failures:\n");
+    for (const auto& r : results)
+      if (r.verdict == Verdict::fail) std::printf("  %s\n", console_line(r).c_str());
+  }
+  std::printf("%s\n", summary_line(command, s).c_str());
+  o.reports.write(results, s);
+  return s.exit_code();
+}
+
+}  // namespace
+
+int run_replay(const std::vector<std::string>& files, const JudgeJobOptions& o) {
+  o.reports.check();
+  const auto t0 = Clock::now();
+  ReplayOptions ro = o.replay;
+  const bool quiet = o.quiet;
+  ro.progress = [quiet](const CaseResult& r, int, int) {
+    if (!quiet || r.verdict == Verdict::fail) print_case(stdout, r);
+  };
+  return finish("replay", replay_files(files, ro), o, t0);
+}
+
+int run_validate(const ValidateOptions& o) {
+  namespace fs = std::filesystem;
+  o.job.reports.check();
+  if (o.no_golden && !o.traces.empty()) throw UsageError("give --traces DIR or --no-golden, not both");
+  std::string dir = o.traces;
+  if (!dir.empty() && !fs::is_directory(dir)) throw UsageError("--traces " + dir + ": not a folder");
+  if (dir.empty() && !o.no_golden) {
+    const GoldenLocation g = find_golden_traces();
+    if (g.dir.empty())
+      throw UsageError("validate: no golden traces found (looked in " + g.tried +
+                       "); pass --traces DIR, or --no-golden to check only the reference");
+    dir = g.dir;
+    std::printf("validate: golden traces from %s (%s)\n", dir.c_str(), g.where.c_str());
+  }
+  const auto t0 = Clock::now();
+  auto progress = [&](const char* what) {
+    return [&, what](const CaseResult& r, int done, int total) {
+      if (!o.job.quiet || r.verdict == Verdict::fail) {
+        std::printf("%s %4d/%-4d %5.0fs ", what, done, total, seconds_since(t0));
+        print_case(stdout, r);
+      }
+    };
+  };
+  std::vector<CaseResult> results;
+  if (o.tier != "none") {
+    SelfcheckTierOptions so;
+    so.tier = o.tier;
+    so.shard = o.job.replay.shard;
+    so.case_filter = o.job.replay.case_filter;
+    so.progress = progress("self");
+    results = selfcheck_tier(so);
+  }
+  if (!dir.empty()) {
+    const auto files = trace_files_under(dir);
+    if (files.empty()) throw UsageError("validate: no *.h5 traces under " + dir);
+    ReplayOptions ro = o.job.replay;
+    ro.progress = progress("trace");
+    auto replayed = replay_files(files, ro);
+    results.insert(results.end(), replayed.begin(), replayed.end());
+  }
+  return finish("validate", results, o.job, t0);
+}
+
+int run_merge(const MergeOptions& o) {
+  check_writable_target(o.output, o.force);
+  if (!o.junit.empty()) check_writable_target(o.junit, o.force);
+  const auto merged = merge_reports(o.inputs);
+  write_text_file(o.output, merged.dump(2) + "\n", o.force);
+  const Summary s = summary_from_json_cases(merged["cases"]);
+  if (!o.junit.empty()) {
+    std::vector<nlohmann::json> cases(merged["cases"].begin(), merged["cases"].end());
+    write_text_file(o.junit, junit_xml(cases, s), o.force);
+  }
+  Summary shown = s;
+  shown.seconds = merged["summary"].value("seconds", 0.0);
+  std::printf("%s\n", summary_line("merge", shown).c_str());
+  return s.exit_code();
+}
+
+}  // namespace podcheck::app
