@@ -7,6 +7,8 @@
 #include "app/bench_reference.hpp"
 
 #include "app/errors.hpp"
+#include "app/selfcheck.hpp"
+#include "fixtures/sweep.hpp"
 #include "app/text_file.hpp"
 #include "reference/reference.hpp"
 
@@ -16,7 +18,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <bit>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -32,67 +33,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-// bf16 tensor of uniform values with unit variance, from a counter-based hash (fast, same on any machine).
-Tensor random_bf16(std::vector<std::int64_t> shape, std::uint64_t seed) {
-  Tensor t = Tensor::zeros(DType::bfloat16, std::move(shape));
-  const std::int64_t n = t.numel();
-  auto* out = reinterpret_cast<std::uint16_t*>(t.bytes.data());
-#pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < n; ++i) {
-    std::uint64_t z = (static_cast<std::uint64_t>(i) + seed * 0x9E3779B97F4A7C15ull) * 0xBF58476D1CE4E5B9ull;
-    z ^= z >> 31;
-    z *= 0x94D049BB133111EBull;
-    z ^= z >> 29;
-    const float u = static_cast<float>((static_cast<double>(z >> 11) / 9007199254740992.0 - 0.5) * 3.4641016151377544);
-    const std::uint32_t b = std::bit_cast<std::uint32_t>(u);
-    out[i] = static_cast<std::uint16_t>((b + 0x7FFFu + ((b >> 16) & 1u)) >> 16);  // round to nearest even
-  }
-  return t;
-}
-
-// bf16, D 128: the shapes of DESIGN §9.
-Case bf16_case(const std::string& name, int hq, int hkv) {
-  Case c;
-  c.id = name;
-  c.num_qo_heads = hq;
-  c.num_kv_heads = hkv;
-  c.head_dim = 128;
-  c.dtype_q = c.dtype_kv = c.dtype_o = DType::bfloat16;
-  return c;
-}
-
-Case prefill_case(const std::string& name, std::int64_t len, int hq, int hkv) {
-  Case c = bf16_case(name, hq, hkv);
-  Side s;
-  s.qo_indptr = {0, static_cast<std::int32_t>(len)};
-  s.q = random_bf16({len, hq, 128}, 1);
-  s.kv.k = random_bf16({len, hkv, 128}, 2);
-  s.kv.v = random_bf16({len, hkv, 128}, 3);
-  s.params.mask_mode = MaskMode::causal;
-  c.prefill = std::move(s);
-  return c;
-}
-
-Case decode_case(const std::string& name, int batch, std::int64_t kv_len, int hq, int hkv, int page_size) {
-  Case c = bf16_case(name, hq, hkv);
-  Side s;
-  const std::int64_t pages_per = (kv_len + page_size - 1) / page_size;
-  const std::int64_t P = pages_per * batch;
-  for (int r = 0; r <= batch; ++r) s.qo_indptr.push_back(r);
-  s.q = random_bf16({batch, hq, 128}, 4);
-  s.kv.paged = true;
-  s.kv.kv_stacked = random_bf16({P, 2, page_size, hkv, 128}, 5);
-  PageTable& pt = s.kv.pages;
-  pt.page_size = page_size;
-  pt.indices.resize(static_cast<std::size_t>(P));
-  std::iota(pt.indices.begin(), pt.indices.end(), 0);
-  std::shuffle(pt.indices.begin(), pt.indices.end(), std::mt19937_64(6));
-  for (int r = 0; r <= batch; ++r) pt.indptr.push_back(static_cast<std::int32_t>(r * pages_per));
-  pt.last_page_len.assign(batch, static_cast<std::int32_t>(kv_len - (pages_per - 1) * page_size));
-  c.decode = std::move(s);
-  return c;
-}
 
 // OpenBLAS dgemm GFLOP/s for an n^3 product on `threads` threads (best of 3).
 double dgemm_gflops(int n, int threads) {
@@ -161,31 +101,41 @@ void run_bench_reference(const BenchReferenceOptions& o) {
                "case\n",
                threads, dgemm_n);
 
+  // Canonical sweep ids (docs/SWEEPS.md), bf16, D 128: the shapes of DESIGN §9. A prefill is timed as the
+  // prefill side of a single POD (dense KV) whose decode side is one token.
   struct Spec {
     std::string name;
-    std::function<Case()> make;
     SideKind side;
   };
   std::vector<Spec> specs;
-  specs.push_back({"prefill_2048x2048_causal_h32_kv8_d128", [] { return prefill_case("prefill_2048", 2048, 32, 8); },
-                   SideKind::prefill});
+  specs.push_back({"pod_bf16_h32kv8d128_ps16_nhd(qo_p=2048,kv_p=2048,causal,bs_d=1,kv_d=1,seed=0)", SideKind::prefill});
   if (!quick)
-    specs.push_back({"prefill_12288x12288_causal_h8_kv8_d128",
-                     [] { return prefill_case("prefill_12288", 12288, 8, 8); }, SideKind::prefill});
-  specs.push_back({quick ? "decode_bs32_kv4096_h32_kv8_d128_ps16" : "decode_bs128_kv4096_h32_kv8_d128_ps16",
-                   [quick] { return decode_case("decode", quick ? 32 : 128, 4096, 32, 8, 16); }, SideKind::decode});
-
+    specs.push_back({"pod_bf16_h8kv8d128_ps16_nhd(qo_p=12288,kv_p=12288,causal,bs_d=1,kv_d=1,seed=0)", SideKind::prefill});
+  specs.push_back({quick ? "decode_bf16_h32kv8d128_ps16_nhd_stacked(bs_d=32,kv_d=4096,seed=0)"
+                         : "decode_bf16_h32kv8d128_ps16_nhd_stacked(bs_d=128,kv_d=4096,seed=0)",
+                   SideKind::decode});
   // The problem the numpy float64 comparison uses (reference/tools/numpy_attention.py).
-  specs.push_back({"prefill_2048x2048_causal_h8_kv8_d128", [] { return prefill_case("prefill_2048_h8", 2048, 8, 8); },
-                   SideKind::prefill});
+  specs.push_back({"pod_bf16_h8kv8d128_ps16_nhd(qo_p=2048,kv_p=2048,causal,bs_d=1,kv_d=1,seed=0)", SideKind::prefill});
   if (!only.empty()) {
     std::erase_if(specs, [&](const Spec& s) { return s.name.find(only) == std::string::npos; });
-    if (specs.empty()) throw UsageError("no bench case name contains '" + only + "'");
+    if (specs.empty()) throw UsageError("no bench case id contains '" + only + "'");
   }
   std::vector<BenchRow> rows;
   for (const Spec& s : specs) {
     std::fprintf(stderr, "  %s: building inputs...\n", s.name.c_str());
-    const Case c = s.make();
+    Case c;
+    try {
+      c = make_case(s.name);
+    } catch (const std::exception& e) {
+      throw UsageError("bench reference: case '" + s.name + "': " + e.what());
+    }
+    // Validated before it is timed: the fast reference agrees with the naive one on sampled rows of this case.
+    const CaseResult check = selfcheck_sampled(c, 3);
+    if (check.status != validation::Status::passed)
+      throw InputError("bench reference: the fast reference disagrees with the naive one on " + s.name + ": " +
+                       check.message);
+    std::fprintf(stderr, "  %s: fast == naive on sampled rows (worst %.1e of the bound); timing\n", s.name.c_str(),
+                 check.headline() ? check.headline()->tol_used : 0.0);
     const double flops = useful_flops(c, s.side);
     const double bytes = min_bytes(c, s.side);
     reference_fast_side(c, s.side);  // warm-up (page faults, decode tables)
@@ -220,10 +170,10 @@ void run_bench_reference(const BenchReferenceOptions& o) {
                  bw);
   }
 
-  fmt::print("{:<40} {:>8} {:>9} {:>8} {:>7} {:>8} {:>8} {:>8} {:>7} {:>10} {:>6}\n", "case", "seconds", "GFLOP/s",
+  fmt::print("{:<72} {:>8} {:>9} {:>8} {:>7} {:>8} {:>8} {:>8} {:>7} {:>10} {:>6}\n", "case", "seconds", "GFLOP/s",
              "dgemm", "/dgemm", "MB", "GB/s", "bw GB/s", "/bw", "bound", "ratio");
   for (const BenchRow& r : rows)
-    fmt::print("{:<40} {:>8.3f} {:>9.2f} {:>8.2f} {:>7.3f} {:>8.1f} {:>8.2f} {:>8.2f} {:>7.3f} {:>10} {:>6.3f}\n", r.name,
+    fmt::print("{:<72} {:>8.3f} {:>9.2f} {:>8.2f} {:>7.3f} {:>8.1f} {:>8.2f} {:>8.2f} {:>7.3f} {:>10} {:>6.3f}\n", r.name,
                r.seconds, r.useful_gflops, r.dgemm_gflops, r.ratio, r.bytes / 1e6, r.gbs, r.bandwidth_gbs, r.ratio_bw,
                r.bound, r.ratio_roofline);
   if (!json_path.empty()) {
