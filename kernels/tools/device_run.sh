@@ -2,13 +2,14 @@
 # One device call: configure + build on the GPU machine, run the GPU tests, optionally podcheck run /
 # sanitizers / bench, everything logged under $OUT. Usage: kernels/tools/device_run.sh [steps...]
 # steps: tests | sanitize | run-quick | run-default | run-full (traces by id, then replay) | golden | bench
+#        faulty (traces of the two broken test ports: a crashed launch, a guard overwrite)
 #        check-quick | check-default | check-full   (default: tests)
 # check-*: the tier judged by `podcheck run --check` (no traces kept), cut into PROCS x SUB (default 4) shards
 # that PROCS processes take from a queue until CHECK_TIMEOUT (check-full: full-tier shard FULL_SHARD, default
 # 0/11, ~2,046 cases; SHARDS="a/n b/n ..." runs exactly those shards instead). Results: per shard its last
 # counts line and its rc (or "not started") in $OUT/check_<tier>.txt, the merged verdicts in
 # $OUT/check_<tier>.json, every not-passed case's report in $OUT/bad_<tier>.txt.
-# PREBUILT=DIR: use DIR/podcheck, DIR/kernels_tests, DIR/podcheck_stub_port.so built elsewhere (e.g. this
+# PREBUILT=DIR: use DIR/podcheck, DIR/libpodcheck_gpu.so, DIR/kernels_tests, DIR/podcheck_stub_port.so built elsewhere (e.g. this
 # machine's Debian build, carried), instead of configuring and building here. A DIR/bin.tgz holding them
 # (stripped, to fit the transfer limit) is unpacked first: carried folders arrive afresh on every call.
 set -u
@@ -20,18 +21,20 @@ log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$OUT/summary.txt"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >> "$OUT/summary.txt" 2>&1
 if [ -n "${PREBUILT:-}" ]; then
   [ -f "$PREBUILT/bin.tgz" ] && [ ! -x "$PREBUILT/podcheck" ] && tar xzf "$PREBUILT/bin.tgz" -C "$PREBUILT"
-  PODCHECK=$PREBUILT/podcheck; KTESTS=$PREBUILT/kernels_tests
+  PODCHECK=$PREBUILT/podcheck; KTESTS=$PREBUILT/kernels_tests; FAULTY_DIR=$PREBUILT
   export PODCHECK_STUB_PORT=$PWD/$PREBUILT/podcheck_stub_port.so
+  export PODCHECK_GPU_MODULE=$PWD/$PREBUILT/libpodcheck_gpu.so  # podcheck loads it for run / bench kernel
 else
   B=/tmp/build-dev
   log "configure"
   cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 > "$OUT/configure.log" 2>&1 \
     || { tail -30 "$OUT/configure.log"; exit 1; }
   TARGETS="kernels_tests"
-  case " $STEPS " in *run-*|*check-*|*bench*|*golden*|*sanitize*) TARGETS="$TARGETS podcheck";; esac
+  case " $STEPS " in *run-*|*check-*|*bench*|*golden*|*sanitize*|*faulty*) TARGETS="$TARGETS podcheck";; esac
+  case " $STEPS " in *faulty*) TARGETS="$TARGETS podcheck_faulty_crash podcheck_faulty_guard";; esac
   log "build $TARGETS"
   cmake --build $B -j16 --target $TARGETS > "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" "$OUT/build.log" | head -40; exit 1; }
-  PODCHECK=$B/cli/podcheck; KTESTS=$B/kernels/kernels_tests
+  PODCHECK=$B/cli/podcheck; KTESTS=$B/kernels/kernels_tests; FAULTY_DIR=$B/kernels
 fi
 for s in $STEPS; do
   case $s in
@@ -96,6 +99,17 @@ for s in $STEPS; do
       ids=$(sed 's/^/--case=/' kernels/tools/golden_ids.txt | tr '\n' ' ')
       $PODCHECK run --kernel podcheck-cuda $ids -o "$OUT/podcheck_cuda_golden_h200.h5" --force --inputs-by-id --check > "$OUT/golden.log" 2>&1
       echo "golden rc=$?" | tee -a "$OUT/summary.txt"; tail -2 "$OUT/golden.log" | tee -a "$OUT/summary.txt"; ls -la "$OUT"/*.h5;;
+    faulty)
+      # golden traces of a crashed launch and of a guard-band overwrite (kernels/tests/faulty_port.cu), for
+      # traces/golden/faulty-ports/: two small cases each, stored by id
+      log "faulty ports"
+      ids="--case=pod_bf16_h8kv8d64_ps16_hnd(qo_p=1,kv_p=1000,bs_d=17,kv_d=ragged1000,seed=0) --case=decode_bf16_h8kv8d128_ps1_nhd(bs_d=1,kv_d=128,seed=0)"
+      for f in crash guard; do
+        $PODCHECK run --kernel-lib $FAULTY_DIR/podcheck_faulty_$f.so $ids -o "$OUT/faulty_$f.h5" --force --inputs-by-id > "$OUT/faulty_$f.log" 2>&1
+        echo "faulty $f: run rc=$?" | tee -a "$OUT/summary.txt"; tail -3 "$OUT/faulty_$f.log" | tee -a "$OUT/summary.txt"
+        $PODCHECK replay "$OUT/faulty_$f.h5" --no-artifacts >> "$OUT/faulty_$f.log" 2>&1
+        echo "faulty $f: replay rc=$? (expected 1)" | tee -a "$OUT/summary.txt"
+      done;;
     bench)
       log "bench kernel"
       $PODCHECK bench kernel > "$OUT/bench.log" 2>&1; echo "bench rc=$?" | tee -a "$OUT/summary.txt"
