@@ -4,6 +4,7 @@
 #include "reference/names.hpp"
 #include "reference/outputs.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -64,6 +65,13 @@ std::int64_t KvStorage::offset(bool is_v, std::int64_t page, std::int64_t slot, 
   // NHD [P, ps, H, D] or HND [P, H, ps, D]
   if (layout == Layout::NHD) return ((page * dim(k, 1) + slot) * dim(k, 2) + kv_head) * dim(k, 3);
   return ((page * dim(k, 1) + kv_head) * dim(k, 2) + slot) * dim(k, 3);
+}
+
+int Side::request_of(std::int64_t row) const {
+  if (num_requests() == 0) return -1;
+  const auto it = std::upper_bound(qo_indptr.begin(), qo_indptr.end(), row,
+                                   [](std::int64_t v, std::int32_t e) { return v < static_cast<std::int64_t>(e); });
+  return std::clamp(static_cast<int>(it - qo_indptr.begin()) - 1, 0, num_requests() - 1);
 }
 
 std::int64_t Side::kv_len(int r) const {

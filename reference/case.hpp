@@ -92,6 +92,8 @@ struct Side {
   std::int64_t num_rows() const { return qo_indptr.empty() ? 0 : qo_indptr.back(); }
   std::int64_t qo_len(int r) const { return qo_indptr[r + 1] - qo_indptr[r]; }
   std::int64_t kv_len(int r) const;  // dense: from the tensor shape; paged: the kernel formula
+  // Request owning a global query row (qo_indptr[r] <= row < qo_indptr[r + 1]; empty requests skipped).
+  int request_of(std::int64_t row) const;
   // Physical (page, slot) of logical token t of request r; dense storage gives (0, t).
   std::pair<std::int64_t, std::int64_t> locate(int r, std::int64_t t) const;
 };

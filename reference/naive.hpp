@@ -17,14 +17,6 @@
 namespace podcheck {
 namespace naive_detail {
 
-// Request owning a global query row (qo_indptr[r] <= row < qo_indptr[r + 1]).
-inline int request_of(const Side& s, std::int64_t row) {
-  int r = 0;
-  while (r + 1 < s.num_requests() && s.qo_indptr[r + 1] <= row) ++r;
-  while (r + 1 < s.num_requests() && s.qo_indptr[r + 1] == s.qo_indptr[r]) ++r;  // skip empty requests
-  return r;
-}
-
 // Physical (page, slot) of logical token t, honouring Semantics::ignore_page_table.
 inline std::pair<std::int64_t, std::int64_t> physical(const Side& s, int r, std::int64_t t, const Semantics& sem) {
   if (!s.kv.paged || !sem.ignore_page_table) return s.locate(r, t);
@@ -86,7 +78,7 @@ void reference_naive_row(const Case& c, SideKind kind, std::int64_t row, int hea
   const Side& s = *c.side(kind);
   const SideParams& p = s.params;
   const int D = c.head_dim;
-  const int r = nd::request_of(s, row);
+  const int r = s.request_of(row);
   const std::int64_t Q = s.qo_len(r), L = s.kv_len(r);
   const std::int64_t i = row - s.qo_indptr[r];
   const int g = c.group_size();

@@ -69,7 +69,7 @@ std::vector<double> Tensor::to_doubles() const {
   return out;
 }
 
-std::string Tensor::shape_string() const {
+std::string shape_text(const std::vector<std::int64_t>& shape) {
   std::string s = "[";
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (i) s += ", ";
@@ -77,5 +77,7 @@ std::string Tensor::shape_string() const {
   }
   return s + "]";
 }
+
+std::string Tensor::shape_string() const { return shape_text(shape); }
 
 }  // namespace podcheck

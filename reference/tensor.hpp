@@ -28,7 +28,10 @@ struct Tensor {
   double get(std::int64_t flat) const;  // exact decode (float64, int32, uint8 included)
   void set(std::int64_t flat, double v, Fp8Overflow overflow = Fp8Overflow::saturate);
   std::vector<double> to_doubles() const;
-  std::string shape_string() const;  // "[17, 32, 128]"
+  std::string shape_string() const;  // "[17, 32, 128]" (shape_text)
 };
+
+// "[17, 32, 128]": the one way shapes are written in messages.
+std::string shape_text(const std::vector<std::int64_t>& shape);
 
 }  // namespace podcheck

@@ -14,11 +14,6 @@ namespace ff = fileformat;
 
 namespace {
 
-std::string shape_text(const std::vector<std::int64_t>& s) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
 
 struct ObservedSpec {
   const char* name;

@@ -84,13 +84,9 @@ Location locate_element(const Case& c, SideKind side, TensorKind kind, std::int6
     row = flat / H;
   }
   loc.global_row = row;
-  const auto& ip = s->qo_indptr;
-  auto it = std::upper_bound(ip.begin(), ip.end(), static_cast<std::int32_t>(row));
-  int r = static_cast<int>(it - ip.begin()) - 1;
-  // Skip empty requests that share the same start.
-  r = std::clamp(r, 0, std::max(0, s->num_requests() - 1));
+  const int r = std::max(0, s->request_of(row));
   loc.request = r;
-  loc.row = row - ip[r];
+  loc.row = row - s->qo_indptr[r];
   try {
     loc.kv = kv_description(c, *s, r, loc.row);
   } catch (const std::exception&) {
@@ -102,11 +98,6 @@ namespace {
 
 bool shape_matches(const Tensor& t, const std::vector<std::int64_t>& want) { return t.shape == want; }
 
-std::string shape_text(const std::vector<std::int64_t>& s) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < s.size(); ++i) out += fmt::format("{}{}", i ? ", " : "", s[i]);
-  return out + "]";
-}
 
 }  // namespace
 

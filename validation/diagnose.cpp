@@ -148,10 +148,7 @@ void structural(const DiagnosisInput& in, const TensorReport& t, std::vector<std
   const Layout3 L{ref->rows, ref->heads, t.kind == TensorKind::out ? ref->head_dim : 1};
   const std::int64_t per_row = static_cast<std::int64_t>(L.H) * L.D;
   const int nreq = s->num_requests();
-  auto request_of = [&](std::int64_t row) {
-    auto it = std::upper_bound(s->qo_indptr.begin(), s->qo_indptr.end(), static_cast<std::int32_t>(row));
-    return static_cast<int>(it - s->qo_indptr.begin()) - 1;
-  };
+  auto request_of = [&](std::int64_t row) { return s->request_of(row); };
 
   // --- NaN where the reference is finite: never written or computed NaN ---
   if (t.unwritten + t.nan > 0) {
