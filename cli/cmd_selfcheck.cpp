@@ -42,8 +42,7 @@ std::vector<std::pair<std::int64_t, int>> sample_rows(std::int64_t rows, int hea
 
 CaseCheck check_case(const Case& c) {
   CaseCheck r;
-  Semantics sem;
-  sem.lse_base = c.lse_base;
+  const Semantics sem;  // intended semantics; the LSE base is the case's
   for (SideKind k : {SideKind::prefill, SideKind::decode}) {
     const Side* s = c.side(k);
     if (!s) continue;

@@ -24,100 +24,6 @@ std::string ranges_text(const std::vector<int>& v) {
 
 namespace {
 
-bool any_side(const Case& c, const std::function<bool(const Side&)>& f) {
-  for (SideKind k : {SideKind::prefill, SideKind::decode})
-    if (const Side* s = c.side(k); s && f(*s)) return true;
-  return false;
-}
-
-}  // namespace
-
-std::vector<Variant> semantic_variants(const Case& c, const Semantics& sem) {
-  std::vector<Variant> out;
-  auto global = [&](std::string name, const std::function<void(Case&, Semantics&)>& f) {
-    Variant v{std::move(name), std::nullopt, c, sem};
-    f(v.kase, v.semantics);
-    out.push_back(std::move(v));
-  };
-  // Per-side parameter flips: one variant per side that has the feature.
-  auto per_side = [&](const std::string& what, const std::function<bool(const Side&)>& has,
-                      const std::function<void(SideParams&)>& f) {
-    for (SideKind k : {SideKind::prefill, SideKind::decode}) {
-      const Side* s = c.side(k);
-      if (!s || !has(*s)) continue;
-      Variant v{fmt::format("{}: {}", side_name(k), what), k, c, sem};
-      f(v.kase.side(k)->params);
-      out.push_back(std::move(v));
-    }
-  };
-  global(sem.lse_base == LseBase::base2 ? "LSE in base e (natural log)" : "LSE in base 2",
-         [](Case& k, Semantics& s) {
-           s.lse_base = s.lse_base == LseBase::base2 ? LseBase::base_e : LseBase::base2;
-           k.lse_base = s.lse_base;
-         });
-  if (any_side(c, [](const Side& s) {
-        if (s.params.mask_mode != MaskMode::causal) return false;
-        for (int r = 0; r < s.num_requests(); ++r)
-          if (s.qo_len(r) != s.kv_len(r)) return true;
-        return false;
-      }))
-    global("causal mask aligned top-left (j <= i)", [](Case&, Semantics& s) { s.causal_top_left = !s.causal_top_left; });
-  if (c.group_size() > 1 && c.num_kv_heads > 1)
-    global("GQA mapping h % H_kv instead of h / group", [](Case&, Semantics& s) { s.gqa_modulo = !s.gqa_modulo; });
-  if (any_side(c, [](const Side& s) { return s.kv.paged; }))
-    global("page table ignored (pages read in order)", [](Case&, Semantics& s) { s.ignore_page_table = true; });
-  if (any_side(c, [](const Side& s) { return s.params.window_left >= 0; })) {
-    global("window_left + 1 (window off by one)", [](Case&, Semantics& s) { s.window_shift += 1; });
-    global("window_left - 1 (window off by one)", [](Case&, Semantics& s) { s.window_shift -= 1; });
-  }
-  if (any_side(c, [](const Side& s) {
-        return s.params.pos_encoding == PosEncoding::alibi && s.params.logits_soft_cap > 0;
-      }))
-    global(sem.alibi_softcap_double_sm_scale ? "sm_scale applied once with ALiBi + soft cap"
-                                             : "sm_scale applied twice with ALiBi + soft cap (FlashInfer's quirk)",
-           [](Case&, Semantics& s) { s.alibi_softcap_double_sm_scale = !s.alibi_softcap_double_sm_scale; });
-  if (any_side(c, [](const Side& s) { return s.params.pos_encoding == PosEncoding::alibi; }))
-    global(sem.alibi_true_position ? "ALiBi at local row positions" : "ALiBi at true positions (slope*(j - p_i))",
-           [](Case&, Semantics& s) { s.alibi_true_position = !s.alibi_true_position; });
-
-  per_side("RoPE not applied (pos_encoding NONE)",
-           [](const Side& s) { return s.params.pos_encoding == PosEncoding::rope_llama; },
-           [](SideParams& p) { p.pos_encoding = PosEncoding::none; });
-  per_side("RoPE applied (ROPE_LLAMA) although not asked",
-           [](const Side& s) { return s.params.pos_encoding == PosEncoding::none; },
-           [](SideParams& p) { p.pos_encoding = PosEncoding::rope_llama; });
-  per_side("soft cap not applied", [](const Side& s) { return s.params.logits_soft_cap > 0; },
-           [](SideParams& p) { p.logits_soft_cap = 0; });
-  per_side("k_scale not applied", [](const Side& s) { return s.params.k_scale != 1.0; },
-           [](SideParams& p) { p.k_scale = 1.0; });
-  per_side("k_scale applied twice", [](const Side& s) { return s.params.k_scale != 1.0; },
-           [](SideParams& p) { p.k_scale *= p.k_scale; });
-  per_side("v_scale not applied", [](const Side& s) { return s.params.v_scale != 1.0; },
-           [](SideParams& p) { p.v_scale = 1.0; });
-  per_side("v_scale applied twice", [](const Side& s) { return s.params.v_scale != 1.0; },
-           [](SideParams& p) { p.v_scale *= p.v_scale; });
-  per_side("q_scale not applied", [](const Side& s) { return s.params.q_scale != 1.0; },
-           [](SideParams& p) { p.q_scale = 1.0; });
-  per_side("causal mask not applied", [](const Side& s) { return s.params.mask_mode == MaskMode::causal; },
-           [](SideParams& p) { p.mask_mode = MaskMode::none; });
-  per_side("causal mask applied although not asked", [](const Side& s) { return s.params.mask_mode == MaskMode::none; },
-           [](SideParams& p) { p.mask_mode = MaskMode::causal; });
-  per_side("custom mask ignored", [](const Side& s) { return s.params.mask_mode == MaskMode::custom; },
-           [](SideParams& p) {
-             p.mask_mode = MaskMode::none;
-             p.custom_mask.clear();
-             p.custom_mask_indptr.clear();
-           });
-  per_side("default sm_scale 1/sqrt(head_dim) instead of the given one",
-           [&](const Side& s) {
-             return s.params.sm_scale && std::abs(*s.params.sm_scale * std::sqrt(double(c.head_dim)) - 1.0) > 1e-6;
-           },
-           [](SideParams& p) { p.sm_scale.reset(); });
-  return out;
-}
-
-namespace {
-
 // Does the observed tensor agree with `ref` within bounds, ignoring NaN elements (reported structurally)?
 bool agrees_ignoring_nan(TensorKind kind, const Tensor& ob, const SideResult& ref, const std::vector<double>& bounds) {
   const std::vector<double>& rv = kind == TensorKind::out ? ref.out : ref.lse;
@@ -300,7 +206,7 @@ std::vector<std::string> diagnose(const DiagnosisInput& in) {
       if (v.only_side && *v.only_side != sk) continue;  // changes only the other side
       SideResult ref_v;
       try {
-        ref_v = reference_fast_side(v.kase, sk, v.semantics);
+        ref_v = variant_reference(v, sk);
       } catch (const std::exception&) {
         all = false;
         continue;
@@ -310,8 +216,8 @@ std::vector<std::string> diagnose(const DiagnosisInput& in) {
       for (TensorKind tk : {TensorKind::out, TensorKind::lse}) {
         const auto& ob = tk == TensorKind::out ? in.observed.out(sk) : in.observed.lse(sk);
         if (!ob) continue;
-        const auto bounds = tk == TensorKind::out ? out_bounds(in.policy, v.kase, ref_v, env)
-                                                  : lse_bounds(in.policy, v.kase, ref_v, env);
+        const auto bounds = tk == TensorKind::out ? out_bounds(in.policy, c, ref_v, env)
+                                                  : lse_bounds(in.policy, c, ref_v, env);
         const bool ok = agrees_ignoring_nan(tk, *ob, ref_v, bounds);
         const std::string name = std::string(tk == TensorKind::out ? "out_" : "lse_") + (sk == SideKind::prefill ? "p" : "d");
         bool was_failing = false;

@@ -8,6 +8,7 @@
 #include "reference/reference.hpp"
 #include "validation/compare.hpp"
 #include "validation/tolerance.hpp"
+#include "validation/variants.hpp"
 
 #include <map>
 #include <optional>
@@ -26,16 +27,6 @@ struct DiagnosisInput {
 };
 
 std::vector<std::string> diagnose(const DiagnosisInput& in);
-
-// One semantic variant: a description and how it changes the (profiled) case and semantics.
-struct Variant {
-  std::string name;  // e.g. "LSE in base e (natural log)"
-  std::optional<SideKind> only_side;  // per-side parameter flips change one side only
-  Case kase;
-  Semantics semantics;
-};
-// Every variant that changes something for this case (used by diagnose; exposed for tests).
-std::vector<Variant> semantic_variants(const Case& c, const Semantics& sem);
 
 // "16-31" / "0, 4, 9-11" for a sorted list of integers.
 std::string ranges_text(const std::vector<int>& v);

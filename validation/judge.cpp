@@ -139,7 +139,6 @@ CaseResult judge(const Case& c, const KernelOutputs& observed, const JudgeOption
   PodResult ref;
   try {
     pc = apply_profile(opt.profile, c);
-    pc->semantics.lse_base = pc->kase.lse_base;
     res.profile_notes = pc->notes;
     ref = reference_fast(pc->kase, pc->semantics);
   } catch (const InvalidCase& e) {

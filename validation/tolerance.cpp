@@ -62,9 +62,6 @@ const std::vector<ToleranceRow>& tolerance_table() {
       // --- flashinfer-bench ----------------------------------------------------------------------------------
       {"flashinfer-bench.atol", 1e-2, "flashinfer_bench/bench/config.py defaults; fails only above both"},
       {"flashinfer-bench.rtol", 1e-2, "flashinfer_bench/bench/config.py defaults; fails only above both"},
-      // --- reference self-consistency --------------------------------------------------------------------------
-      {"selfcheck.abs", 1e-13, "fast and naive references are both float64 with different summation orders"},
-      {"selfcheck.rel", 1e-11, "relative to the row's max |value|: dgemm blocking vs straight loops, long rows"},
   };
   return rows;
 }
@@ -74,9 +71,6 @@ double tolerance_value(std::string_view key) {
     if (r.key == key) return r.value;
   throw std::out_of_range("no tolerance row '" + std::string(key) + "'");
 }
-
-double selfcheck_abs_tolerance() { return tolerance_value("selfcheck.abs"); }
-double selfcheck_rel_tolerance() { return tolerance_value("selfcheck.rel"); }
 
 Envelope make_envelope(const Case& c, SideKind side, const SideResult& ref, const SideResult& emu) {
   Envelope e;

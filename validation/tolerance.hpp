@@ -51,8 +51,4 @@ Envelope make_envelope(const Case& c, SideKind side, const SideResult& reference
 std::vector<double> out_bounds(Policy policy, const Case& c, const SideResult& reference, const Envelope* envelope);
 std::vector<double> lse_bounds(Policy policy, const Case& c, const SideResult& reference, const Envelope* envelope);
 
-// Reference self-consistency (fast vs naive in double): |fast - naive| <= abs + rel * max|naive| of the row.
-double selfcheck_abs_tolerance();
-double selfcheck_rel_tolerance();
-
 }  // namespace podcheck::validation
