@@ -218,10 +218,11 @@ CaseResult judge(const Case& c, const KernelOutputs& observed, const JudgeOption
       if (!t.shape_ok) res.message = t.note;
     if (opt.diagnose) {
       try {
-        res.diagnosis = diagnose(DiagnosisInput{*pc, observed, opt.policy, ref, envelopes, res.tensors});
+        res.findings = diagnose(DiagnosisInput{*pc, observed, opt.policy, ref, envelopes, res.tensors});
       } catch (const std::exception& e) {
-        res.diagnosis.push_back(std::string("diagnosis failed: ") + e.what());
+        res.findings = {Finding{"diagnosis-failed", std::nullopt, "", {}, std::string("diagnosis failed: ") + e.what()}};
       }
+      for (const auto& f : res.findings) res.diagnosis.push_back(f.text);
     }
   }
   res.verdict = plain_verdict(res.status);

@@ -7,6 +7,7 @@
 #include "reference/profile.hpp"
 #include "traces/trace.hpp"
 #include "validation/compare.hpp"
+#include "validation/finding.hpp"
 #include "validation/status.hpp"
 #include "validation/tolerance.hpp"
 
@@ -33,7 +34,8 @@ struct CaseResult {
   std::string message;  // one line: why skipped / invalid / not supported / expectation mismatch
   std::vector<TensorReport> tensors;     // out_p, out_d, lse_p, lse_d (those of existing sides)
   std::vector<std::string> profile_notes;  // what the profile changed
-  std::vector<std::string> diagnosis;    // one finding per line
+  std::vector<std::string> diagnosis;    // one finding per line (the texts of `findings`, in order)
+  std::vector<Finding> findings;         // the same, structured: kind, side, tensor, ranges (finding.hpp)
   std::optional<Expectation> expectation;  // the one that applied
   std::string reproduce;  // one-line command (failures)
   std::string artifact;   // file holding the failure's data (failures, when written)

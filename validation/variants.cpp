@@ -124,7 +124,11 @@ bool alibi_true_position(Side& s, std::vector<std::int64_t>& rows) {
 std::vector<Variant> semantic_variants(const Case& c, const Semantics& sem) {
   std::vector<Variant> out;
   auto global = [&](std::string name, const std::function<bool(Variant&)>& f) {
-    Variant v{std::move(name), std::nullopt, c, sem, {}, {}};
+    Variant v{std::move(name), std::nullopt, c, sem, false, {}, {}};
+    if (f(v)) out.push_back(std::move(v));
+  };
+  auto global_mask = [&](std::string name, const std::function<bool(Variant&)>& f) {
+    Variant v{std::move(name), std::nullopt, c, sem, true, {}, {}};
     if (f(v)) out.push_back(std::move(v));
   };
   auto each_side = [](Variant& v, const std::function<void(SideKind, Side&)>& f) {
@@ -133,12 +137,22 @@ std::vector<Variant> semantic_variants(const Case& c, const Semantics& sem) {
   };
   // Per-side parameter flips: one variant per side that has the feature.
   auto per_side = [&](const std::string& what, const std::function<bool(const Side&)>& has,
-                      const std::function<void(SideParams&)>& f) {
+                      const std::function<void(SideParams&)>& f, bool mask_only = false) {
     for (SideKind k : {SideKind::prefill, SideKind::decode}) {
       const Side* s = c.side(k);
       if (!s || !has(*s)) continue;
-      Variant v{fmt::format("{}: {}", side_name(k), what), k, c, sem, {}, {}};
+      Variant v{fmt::format("{}: {}", side_name(k), what), k, c, sem, mask_only, {}, {}};
       f(v.kase.side(k)->params);
+      out.push_back(std::move(v));
+    }
+  };
+  auto per_side_rewrite = [&](const std::string& what, const std::function<bool(const Side&)>& has,
+                              const std::function<void(Side&)>& f) {
+    for (SideKind k : {SideKind::prefill, SideKind::decode}) {
+      const Side* s = c.side(k);
+      if (!s || !has(*s)) continue;
+      Variant v{fmt::format("{}: {}", side_name(k), what), k, c, sem, true, {}, {}};
+      f(*v.kase.side(k));
       out.push_back(std::move(v));
     }
   };
@@ -152,7 +166,7 @@ std::vector<Variant> semantic_variants(const Case& c, const Semantics& sem) {
           if (s.qo_len(r) != s.kv_len(r)) return true;
         return false;
       }))
-    global("causal mask aligned top-left (j <= i)", [&](Variant& v) {
+    global_mask("causal mask aligned top-left (j <= i)", [&](Variant& v) {
       each_side(v, [](SideKind, Side& s) { causal_top_left(s); });
       return true;
     });
@@ -167,14 +181,14 @@ std::vector<Variant> semantic_variants(const Case& c, const Semantics& sem) {
       return true;
     });
   if (any_side(c, [](const Side& s) { return s.params.window_left >= 0; })) {
-    global("window_left + 1 (window off by one)", [&](Variant& v) {
+    global_mask("window_left + 1 (window off by one)", [&](Variant& v) {
       each_side(v, [](SideKind, Side& s) {
         if (s.params.window_left >= 0) ++s.params.window_left;
       });
       return true;
     });
     if (any_side(c, [](const Side& s) { return s.params.window_left >= 1; }))
-      global("window_left - 1 (window off by one)", [&](Variant& v) {
+      global_mask("window_left - 1 (window off by one)", [&](Variant& v) {
         each_side(v, [](SideKind, Side& s) {
           if (s.params.window_left >= 1) --s.params.window_left;
         });
@@ -218,15 +232,29 @@ std::vector<Variant> semantic_variants(const Case& c, const Semantics& sem) {
   per_side("q_scale not applied", [](const Side& s) { return s.params.q_scale != 1.0; },
            [](SideParams& p) { p.q_scale = 1.0; });
   per_side("causal mask not applied", [](const Side& s) { return s.params.mask_mode == MaskMode::causal; },
-           [](SideParams& p) { p.mask_mode = MaskMode::none; });
+           [](SideParams& p) { p.mask_mode = MaskMode::none; }, true);
   per_side("causal mask applied although not asked", [](const Side& s) { return s.params.mask_mode == MaskMode::none; },
-           [](SideParams& p) { p.mask_mode = MaskMode::causal; });
+           [](SideParams& p) { p.mask_mode = MaskMode::causal; }, true);
+  per_side_rewrite("causal diagonal one key late (j <= p_i + 1)",
+                   [](const Side& s) { return s.params.mask_mode == MaskMode::causal; }, [](Side& s) {
+                     set_custom_mask(s, [&](int r, std::int64_t i, std::int64_t j) {
+                       return j <= i + s.kv_len(r) - s.qo_len(r) + 1;
+                     });
+                   });
+  per_side_rewrite("causal diagonal one key early (j <= p_i - 1)",
+                   [](const Side& s) { return s.params.mask_mode == MaskMode::causal; }, [](Side& s) {
+                     set_custom_mask(s, [&](int r, std::int64_t i, std::int64_t j) {
+                       return j <= i + s.kv_len(r) - s.qo_len(r) - 1;
+                     });
+                   });
+  per_side("window not applied", [](const Side& s) { return s.params.window_left >= 0; },
+           [](SideParams& p) { p.window_left = -1; }, true);
   per_side("custom mask ignored", [](const Side& s) { return s.params.mask_mode == MaskMode::custom; },
            [](SideParams& p) {
              p.mask_mode = MaskMode::none;
              p.custom_mask.clear();
              p.custom_mask_indptr.clear();
-           });
+           }, true);
   per_side("default sm_scale 1/sqrt(head_dim) instead of the given one",
            [&](const Side& s) {
              return s.params.sm_scale && std::abs(*s.params.sm_scale * std::sqrt(double(c.head_dim)) - 1.0) > 1e-6;

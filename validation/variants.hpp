@@ -8,6 +8,8 @@
 //                                    h % H_kv; outputs permuted back
 //   page table ignored               indices[k] = k (request r's pages read as indptr[r], indptr[r] + 1, ...)
 //   window_left +- 1                 window_left + 1 / - 1 (where it stays >= 0)
+//   window not applied               window_left = -1
+//   causal diagonal off by one       a custom mask with bit (i, j) = j <= p_i + 1 / j <= p_i - 1
 //   ALiBi at true positions          L - Q rows prepended to each request, so that row i's local index is its
 //                                    position i + L - Q; the prepended rows are dropped (not tried when a
 //                                    request has fewer keys than query rows)
@@ -32,6 +34,7 @@ struct Variant {
   std::optional<SideKind> only_side;  // per-side parameter flips change one side only
   Case kase;                          // the rewritten case the reference runs on
   Semantics semantics;
+  bool mask_only = false;             // the rewrite changes only which keys each row sees
   // Where the original's (row, head) lies in the rewritten case's result: row rows[side][row] (absent or
   // empty: the same row), head heads[head] (empty: the same head).
   std::map<SideKind, std::vector<std::int64_t>> rows;
