@@ -166,6 +166,21 @@ nlohmann::json location_json(const TensorReport& t) {
   return j;
 }
 
+// The structured diagnosis (validation/finding.hpp): [{kind, side, tensor, ranges: [{dim, lo, hi}], text}].
+nlohmann::json findings_json(const std::vector<Finding>& findings) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& f : findings) {
+    nlohmann::json ranges = nlohmann::json::array();
+    for (const auto& x : f.ranges) ranges.push_back({{"dim", x.dim}, {"lo", x.lo}, {"hi", x.hi}});
+    out.push_back({{"kind", f.kind},
+                   {"side", f.side ? nlohmann::json(std::string(side_name(*f.side))) : nlohmann::json(nullptr)},
+                   {"tensor", f.tensor},
+                   {"ranges", ranges},
+                   {"text", f.text}});
+  }
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json case_json(const CaseResult& r) {
@@ -187,6 +202,7 @@ nlohmann::json case_json(const CaseResult& r) {
   if (const TensorReport* h = r.headline(); h && h->worst) j["worst"] = location_json(*h);
   else j["worst"] = nullptr;
   j["diagnosis"] = r.diagnosis;
+  if (!r.findings.empty()) j["findings"] = findings_json(r.findings);
   if (!r.profile_notes.empty()) j["profile_notes"] = r.profile_notes;
   if (r.expectation)
     j["expected"] = {{"profile", std::string(profile_name(r.expectation->profile))},
@@ -269,6 +285,21 @@ std::string xml_escape(const std::string& in) {
   return out;
 }
 
+// A case's structured findings as testcase properties, one `finding.N` each: kind=K;side=S;tensor=T;DIM=LO-HI...
+std::string junit_findings(const nlohmann::json& c) {
+  std::string props;
+  int n = 0;
+  for (const auto& f : c.value("findings", nlohmann::json::array())) {
+    std::string val = "kind=" + f.value("kind", "");
+    if (f.contains("side") && f["side"].is_string()) val += ";side=" + f["side"].get<std::string>();
+    if (!f.value("tensor", "").empty()) val += ";tensor=" + f.value("tensor", "");
+    for (const auto& r : f.value("ranges", nlohmann::json::array()))
+      val += fmt::format(";{}={}-{}", r.value("dim", ""), r.value("lo", 0), r.value("hi", 0));
+    props += fmt::format("        <property name=\"finding.{}\" value=\"{}\"/>\n", n++, xml_escape(val));
+  }
+  return props.empty() ? props : "      <properties>\n" + props + "      </properties>\n";
+}
+
 }  // namespace
 
 std::string junit_xml(const std::vector<nlohmann::json>& cases, const Summary& s) {
@@ -288,14 +319,15 @@ std::string junit_xml(const std::vector<nlohmann::json>& cases, const Summary& s
     std::string body = c.value("line", "");
     for (const auto& d : c.value("diagnosis", nlohmann::json::array())) body += "\ndiagnosis: " + d.get<std::string>();
     if (c.contains("reproduce")) body += "\nreproduce: " + c["reproduce"].get<std::string>();
+    const std::string props = v == "fail" || v == "xfail" ? junit_findings(c) : "";
     if (v == "fail") {
-      x << ">\n      <failure message=\"" << xml_escape(c.value("message", c.value("status", "failed"))) << "\">"
+      x << ">\n" << props << "      <failure message=\"" << xml_escape(c.value("message", c.value("status", "failed"))) << "\">"
         << xml_escape(body) << "</failure>\n    </testcase>\n";
     } else if (v == "skip") {
       x << ">\n      <skipped message=\"" << xml_escape(c.value("message", c.value("status", "skipped")))
         << "\"/>\n    </testcase>\n";
     } else if (v == "xfail") {
-      x << ">\n      <system-out>" << xml_escape("expected failure: " + body) << "</system-out>\n    </testcase>\n";
+      x << ">\n" << props << "      <system-out>" << xml_escape("expected failure: " + body) << "</system-out>\n    </testcase>\n";
     } else {
       x << "/>\n";
     }

@@ -180,7 +180,7 @@ struct SideCtx {
   const double* k_table;          // decode tables (nullptr: Tensor::get)
   const double* v_table;
   const double* q_table;
-  int W;  // effective window (-1: none)
+  int W;  // window_left (-1: none)
 
   SideCtx(const Case& cc, const Side& ss, const Semantics& se)
       : c(cc), s(ss), p(ss.params), sem(se), D(cc.head_dim), H(cc.num_qo_heads), Hkv(cc.num_kv_heads),
@@ -198,7 +198,7 @@ struct SideCtx {
     k_table = decode_table(s.kv.k_tensor().dtype);
     v_table = decode_table(s.kv.v_tensor().dtype);
     q_table = decode_table(s.q.dtype);
-    W = p.window_left >= 0 ? p.window_left + sem.window_shift : -1;
+    W = p.window_left;
   }
 
   void rotate(double* x, double pos) const {
@@ -212,16 +212,6 @@ struct SideCtx {
     }
   }
 
-  std::pair<std::int64_t, std::int64_t> physical(int r, std::int64_t t) const {
-    if (!s.kv.paged || !sem.ignore_page_table) return s.locate(r, t);
-    const int ps = s.kv.pages.page_size;
-    const std::int64_t page = s.kv.pages.indptr[r] + t / ps;
-    if (page >= s.kv.num_pages())
-      throw InvalidCase("ignore_page_table: request " + std::to_string(r) + " would read page " +
-                        std::to_string(page) + " of " + std::to_string(s.kv.num_pages()));
-    return {page, t % ps};
-  }
-
   // Calls f(j, off) for keys j in [j0, j1) of request r, in order, with off the element offset of key j's row
   // relative to kv head kvh's first row: K's row is at offset(false, 0, 0, kvh) + off, V's at
   // offset(true, 0, 0, kvh) + off (K and V share their page and slot strides; KvStorage::offset is affine in
@@ -233,7 +223,7 @@ struct SideCtx {
     const std::int64_t page_stride = s.kv.paged ? s.kv.offset(false, 1, 0, kvh) - head : 0;
     const std::int64_t ps = s.kv.paged ? s.kv.pages.page_size : std::numeric_limits<std::int64_t>::max();
     for (std::int64_t j = j0; j < j1;) {
-      const auto [page, slot] = physical(r, j);
+      const auto [page, slot] = s.locate(r, j);
       const std::int64_t run = std::min(j1 - j, ps - slot);
       const std::int64_t base = page * page_stride + slot * slot_stride;
       for (std::int64_t t = 0; t < run; ++t, ++j) f(j, base + t * slot_stride);
@@ -275,13 +265,13 @@ struct SideCtx {
   std::pair<std::int64_t, std::int64_t> row_range(std::int64_t i, std::int64_t Q, std::int64_t L) const {
     const std::int64_t pos = i + L - Q;
     std::int64_t lo = 0, hi = L;
-    if (p.mask_mode == MaskMode::causal) hi = std::min(L, (sem.causal_top_left ? i : pos) + 1);
+    if (p.mask_mode == MaskMode::causal) hi = std::min(L, pos + 1);
     if (W >= 0) lo = std::max<std::int64_t>(0, pos - W);
     return {lo, std::max(lo, hi)};
   }
 
   // Query heads reading kv head kvh, in block-row order.
-  int head_of(int kvh, int hh) const { return sem.gqa_modulo ? kvh + hh * Hkv : kvh * g + hh; }
+  int head_of(int kvh, int hh) const { return kvh * g + hh; }
 };
 
 struct Workspace {
@@ -348,7 +338,7 @@ void load_queries(const SideCtx& x, const BlockRows& b, int kvh, std::int64_t i0
 // ends as 0.
 void softmax_rows(const SideCtx& x, int r, int kvh, std::int64_t i0, const BlockRows& b, const Workspace& ws,
                   double* S, double* rowmax, double* rowsum) {
-  const std::int64_t M = b.M, jlo = b.jlo, jhi = b.jhi, nk = jhi - jlo, L = b.L, Q = b.Q;
+  const std::int64_t M = b.M, jlo = b.jlo, jhi = b.jhi, nk = jhi - jlo, L = b.L;
   const int g = x.g;
   const bool custom = x.p.mask_mode == MaskMode::custom;
   const double ninf = -std::numeric_limits<double>::infinity();
@@ -370,7 +360,7 @@ void softmax_rows(const SideCtx& x, int r, int kvh, std::int64_t i0, const Block
     // Pass 1: final logits (ALiBi, soft cap) and their max.
     if (x.alibi || x.cap > 0) {
       const double slope = x.alibi ? x.slopes[h] : 0.0;
-      const double iref = static_cast<double>(x.sem.alibi_true_position ? i + L - Q : i);
+      const double iref = static_cast<double>(i);
       const bool twice = x.alibi && x.sem.alibi_softcap_double_sm_scale;
       for (std::int64_t j = lo; j < hi; ++j) {
         double& v = srow[j - jlo];
@@ -399,8 +389,8 @@ void softmax_rows(const SideCtx& x, int r, int kvh, std::int64_t i0, const Block
 // out = v_scale * O / sum and the LSE for every row of the block (O has row stride ldo); empty rows get 0 / -inf.
 void finish_rows(const SideCtx& x, int kvh, std::int64_t row0_i0, std::int64_t M, const double* O, std::int64_t ldo,
                  const double* rowmax, const double* rowsum, SideResult& res) {
-  const double vs = x.sem.v_scale_in_output ? x.p.v_scale : 1.0;
-  const double to_base = x.sem.lse_base == LseBase::base2 ? 1.0 / std::log(2.0) : 1.0;
+  const double vs = x.p.v_scale;
+  const double to_base = x.c.lse_base == LseBase::base2 ? 1.0 / std::log(2.0) : 1.0;
   for (std::int64_t m = 0; m < M; ++m) {
     if (rowsum[m] == 0.0) {
       write_empty_row(x, kvh, row0_i0, m, res);

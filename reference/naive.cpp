@@ -28,19 +28,31 @@ SideResult reference_naive_side(const Case& c, SideKind kind, const Semantics& s
   return res;
 }
 
-double row_rel_diff(const double* oa, double la, const double* ob, double lb, int D) {
-  const bool ea = std::isinf(la) && la < 0, eb = std::isinf(lb) && lb < 0;
-  if (ea != eb) return std::numeric_limits<double>::infinity();
+bool key_visible(const Side& s, int r, std::int64_t i, std::int64_t j) {
+  return naive_detail::visible(s, r, i, j, s.qo_len(r), s.kv_len(r));
+}
+
+double out_rel_diff(const double* oa, const double* ob, int D) {
   double num = 0.0, den = 0.0;
   for (int d = 0; d < D; ++d) {
     if (std::isnan(oa[d]) != std::isnan(ob[d])) return std::numeric_limits<double>::infinity();
     num = std::max(num, std::fabs(oa[d] - ob[d]));
     den = std::max(den, std::fabs(ob[d]));
   }
-  double rel = den > 0 ? num / den : (num > 0 ? std::numeric_limits<double>::infinity() : 0.0);
-  if (!ea) rel = std::max(rel, std::fabs(la - lb) / std::max(1.0, std::fabs(lb)));
-  if (std::isnan(rel)) return std::numeric_limits<double>::infinity();
-  return rel;
+  const double rel = den > 0 ? num / den : (num > 0 ? std::numeric_limits<double>::infinity() : 0.0);
+  return std::isnan(rel) ? std::numeric_limits<double>::infinity() : rel;
+}
+
+double lse_rel_diff(double la, double lb) {
+  const bool ea = std::isinf(la) && la < 0, eb = std::isinf(lb) && lb < 0;
+  if (ea != eb) return std::numeric_limits<double>::infinity();
+  if (ea) return 0.0;
+  const double rel = std::fabs(la - lb) / std::max(1.0, std::fabs(lb));
+  return std::isnan(rel) ? std::numeric_limits<double>::infinity() : rel;
+}
+
+double row_rel_diff(const double* oa, double la, const double* ob, double lb, int D) {
+  return std::max(out_rel_diff(oa, ob, D), lse_rel_diff(la, lb));
 }
 
 double max_rel_diff(const SideResult& a, const SideResult& b) {

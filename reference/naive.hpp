@@ -17,33 +17,21 @@
 namespace podcheck {
 namespace naive_detail {
 
-// Physical (page, slot) of logical token t, honouring Semantics::ignore_page_table.
-inline std::pair<std::int64_t, std::int64_t> physical(const Side& s, int r, std::int64_t t, const Semantics& sem) {
-  if (!s.kv.paged || !sem.ignore_page_table) return s.locate(r, t);
-  const int ps = s.kv.pages.page_size;
-  const std::int64_t page = s.kv.pages.indptr[r] + t / ps;
-  if (page >= s.kv.num_pages())
-    throw InvalidCase("ignore_page_table: request " + std::to_string(r) + " would read page " + std::to_string(page) +
-                      " of " + std::to_string(s.kv.num_pages()));
-  return {page, t % ps};
-}
-
 // SPEC §2.3-2.6: is key j visible to local row i of request r?
-inline bool visible(const Side& s, int r, std::int64_t i, std::int64_t j, std::int64_t Q, std::int64_t L,
-                    const Semantics& sem) {
+inline bool visible(const Side& s, int r, std::int64_t i, std::int64_t j, std::int64_t Q, std::int64_t L) {
   const SideParams& p = s.params;
   const std::int64_t pos = i + L - Q;  // bottom-right aligned position of row i
   bool ok = true;
   switch (p.mask_mode) {
     case MaskMode::none: ok = true; break;
-    case MaskMode::causal: ok = sem.causal_top_left ? j <= i : j <= pos; break;
+    case MaskMode::causal: ok = j <= pos; break;
     case MaskMode::custom: {
       const std::int64_t bit = p.custom_mask_indptr[r] * 8 + i * L + j;
       ok = (p.custom_mask[bit / 8] >> (bit % 8)) & 1;
       break;
     }
   }
-  if (p.window_left >= 0) ok = ok && j >= pos - (p.window_left + sem.window_shift);
+  if (p.window_left >= 0) ok = ok && j >= pos - p.window_left;
   return ok;
 }
 
@@ -82,7 +70,7 @@ void reference_naive_row(const Case& c, SideKind kind, std::int64_t row, int hea
   const std::int64_t Q = s.qo_len(r), L = s.kv_len(r);
   const std::int64_t i = row - s.qo_indptr[r];
   const int g = c.group_size();
-  const int kvh = sem.gqa_modulo ? head % c.num_kv_heads : head / g;
+  const int kvh = head / g;
   const std::int64_t pos = i + L - Q;
 
   // Logit scale: (sm_scale or 1/sqrt(D)) * q_scale * k_scale, the default formed in Real.
@@ -100,8 +88,8 @@ void reference_naive_row(const Case& c, SideKind kind, std::int64_t row, int hea
   std::vector<std::int64_t> keys;
   std::vector<Real> k(D);
   for (std::int64_t j = 0; j < L; ++j) {
-    if (!nd::visible(s, r, i, j, Q, L, sem)) continue;
-    const auto [page, slot] = nd::physical(s, r, j, sem);
+    if (!nd::visible(s, r, i, j, Q, L)) continue;
+    const auto [page, slot] = s.locate(r, j);
     const std::int64_t off = s.kv.offset(false, page, slot, kvh);
     for (int d = 0; d < D; ++d) k[d] = Real(s.kv.k_tensor().get(off + d));
     if (p.pos_encoding == PosEncoding::rope_llama) nd::rope_rotate(k, static_cast<double>(j), p);
@@ -109,8 +97,7 @@ void reference_naive_row(const Case& c, SideKind kind, std::int64_t row, int hea
     for (int d = 0; d < D; ++d) x += q[d] * k[d];
     Real sv = sm * x;
     if (p.pos_encoding == PosEncoding::alibi) {
-      const double rel = static_cast<double>(j) - static_cast<double>(sem.alibi_true_position ? pos : i);
-      sv += Real(slope) * Real(rel);
+      sv += Real(slope) * Real(static_cast<double>(j) - static_cast<double>(i));
     }
     if (p.logits_soft_cap > 0) {
       const Real cap(p.logits_soft_cap);
@@ -136,14 +123,14 @@ void reference_naive_row(const Case& c, SideKind kind, std::int64_t row, int hea
   for (int d = 0; d < D; ++d) out[d] = Real(0);
   for (std::size_t n = 0; n < keys.size(); ++n) {
     const Real w = exp(logit[n] - m) / z;
-    const auto [page, slot] = nd::physical(s, r, keys[n], sem);
+    const auto [page, slot] = s.locate(r, keys[n]);
     const std::int64_t off = s.kv.offset(true, page, slot, kvh);
     for (int d = 0; d < D; ++d) out[d] += w * Real(s.kv.v_tensor().get(off + d));
   }
-  if (sem.v_scale_in_output && p.v_scale != 1.0)
+  if (p.v_scale != 1.0)
     for (int d = 0; d < D; ++d) out[d] *= Real(p.v_scale);
   lse = m + log(z);
-  if (sem.lse_base == LseBase::base2) lse /= log(Real(2));
+  if (c.lse_base == LseBase::base2) lse /= log(Real(2));
 }
 
 }  // namespace podcheck

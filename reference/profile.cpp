@@ -53,7 +53,6 @@ void pod_side(SideKind kind, Side& s, std::vector<std::string>& notes) {
 
 ProfiledCase apply_profile(Profile prof, const Case& c) {
   ProfiledCase out{c, Semantics{}, {}};
-  out.semantics.lse_base = c.lse_base;
   if (prof == Profile::intended) return out;
   // FlashInfer attention kernels: ALiBi + soft cap apply sm_scale twice (SPEC §2.2).
   out.semantics.alibi_softcap_double_sm_scale = true;
@@ -71,7 +70,6 @@ ProfiledCase apply_profile(Profile prof, const Case& c) {
     out.notes.push_back("LSE base 2 (FlashInfer returns log2-sum-exp, SPEC §3.1)");
     out.kase.lse_base = LseBase::base2;
   }
-  out.semantics.lse_base = LseBase::base2;
   return out;
 }
 

@@ -24,7 +24,7 @@ Profile profile_from_name(std::string_view);  // throws std::invalid_argument na
 
 struct ProfiledCase {
   Case kase;                       // the case as the kernel family computes it
-  Semantics semantics;             // quirks not expressible as parameters
+  Semantics semantics;             // what the family computes beyond the parameters (reference.hpp says why)
   std::vector<std::string> notes;  // one line per parameter the profile changed, e.g. "decode: ROPE_LLAMA ignored"
 };
 

@@ -241,9 +241,7 @@ void TraceWriter::add(const Trace& t) {
     h5::Node g = write_trace(file_->file.cases, t, o, options_.inputs_by_id);
     if (options_.with_reference) {
       // intended semantics, LSE in the case's base (what a fixture of the same case holds)
-      Semantics sem;
-      sem.lse_base = t.kase.lse_base;
-      const PodResult ref = reference_fast(t.kase, sem);
+      const PodResult ref = reference_fast(t.kase);
       ff::write_reference(g, ref, DType::float64, o);
       write_diff(g, t, ref, o);
     }

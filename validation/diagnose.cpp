@@ -1,11 +1,14 @@
-// Diagnosis: semantic variants (one flip at a time) and the structure of failures.
+// Diagnosis: the structure of elements never written, the patterns of wrong values (validation/patterns.hpp),
+// and semantic variants one at a time (validation/variants.hpp), ranked most specific first.
 #include "validation/diagnose.hpp"
+
+#include "validation/error_map.hpp"
+#include "validation/patterns.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <set>
 
 namespace podcheck::validation {
@@ -19,100 +22,6 @@ std::string ranges_text(const std::vector<int>& v) {
     out += j == i ? fmt::format("{}", v[i]) : fmt::format("{}-{}", v[i], v[j]);
     i = j + 1;
   }
-  return out;
-}
-
-namespace {
-
-bool any_side(const Case& c, const std::function<bool(const Side&)>& f) {
-  for (SideKind k : {SideKind::prefill, SideKind::decode})
-    if (const Side* s = c.side(k); s && f(*s)) return true;
-  return false;
-}
-
-}  // namespace
-
-std::vector<Variant> semantic_variants(const Case& c, const Semantics& sem) {
-  std::vector<Variant> out;
-  auto global = [&](std::string name, const std::function<void(Case&, Semantics&)>& f) {
-    Variant v{std::move(name), std::nullopt, c, sem};
-    f(v.kase, v.semantics);
-    out.push_back(std::move(v));
-  };
-  // Per-side parameter flips: one variant per side that has the feature.
-  auto per_side = [&](const std::string& what, const std::function<bool(const Side&)>& has,
-                      const std::function<void(SideParams&)>& f) {
-    for (SideKind k : {SideKind::prefill, SideKind::decode}) {
-      const Side* s = c.side(k);
-      if (!s || !has(*s)) continue;
-      Variant v{fmt::format("{}: {}", side_name(k), what), k, c, sem};
-      f(v.kase.side(k)->params);
-      out.push_back(std::move(v));
-    }
-  };
-  global(sem.lse_base == LseBase::base2 ? "LSE in base e (natural log)" : "LSE in base 2",
-         [](Case& k, Semantics& s) {
-           s.lse_base = s.lse_base == LseBase::base2 ? LseBase::base_e : LseBase::base2;
-           k.lse_base = s.lse_base;
-         });
-  if (any_side(c, [](const Side& s) {
-        if (s.params.mask_mode != MaskMode::causal) return false;
-        for (int r = 0; r < s.num_requests(); ++r)
-          if (s.qo_len(r) != s.kv_len(r)) return true;
-        return false;
-      }))
-    global("causal mask aligned top-left (j <= i)", [](Case&, Semantics& s) { s.causal_top_left = !s.causal_top_left; });
-  if (c.group_size() > 1 && c.num_kv_heads > 1)
-    global("GQA mapping h % H_kv instead of h / group", [](Case&, Semantics& s) { s.gqa_modulo = !s.gqa_modulo; });
-  if (any_side(c, [](const Side& s) { return s.kv.paged; }))
-    global("page table ignored (pages read in order)", [](Case&, Semantics& s) { s.ignore_page_table = true; });
-  if (any_side(c, [](const Side& s) { return s.params.window_left >= 0; })) {
-    global("window_left + 1 (window off by one)", [](Case&, Semantics& s) { s.window_shift += 1; });
-    global("window_left - 1 (window off by one)", [](Case&, Semantics& s) { s.window_shift -= 1; });
-  }
-  if (any_side(c, [](const Side& s) {
-        return s.params.pos_encoding == PosEncoding::alibi && s.params.logits_soft_cap > 0;
-      }))
-    global(sem.alibi_softcap_double_sm_scale ? "sm_scale applied once with ALiBi + soft cap"
-                                             : "sm_scale applied twice with ALiBi + soft cap (FlashInfer's quirk)",
-           [](Case&, Semantics& s) { s.alibi_softcap_double_sm_scale = !s.alibi_softcap_double_sm_scale; });
-  if (any_side(c, [](const Side& s) { return s.params.pos_encoding == PosEncoding::alibi; }))
-    global(sem.alibi_true_position ? "ALiBi at local row positions" : "ALiBi at true positions (slope*(j - p_i))",
-           [](Case&, Semantics& s) { s.alibi_true_position = !s.alibi_true_position; });
-
-  per_side("RoPE not applied (pos_encoding NONE)",
-           [](const Side& s) { return s.params.pos_encoding == PosEncoding::rope_llama; },
-           [](SideParams& p) { p.pos_encoding = PosEncoding::none; });
-  per_side("RoPE applied (ROPE_LLAMA) although not asked",
-           [](const Side& s) { return s.params.pos_encoding == PosEncoding::none; },
-           [](SideParams& p) { p.pos_encoding = PosEncoding::rope_llama; });
-  per_side("soft cap not applied", [](const Side& s) { return s.params.logits_soft_cap > 0; },
-           [](SideParams& p) { p.logits_soft_cap = 0; });
-  per_side("k_scale not applied", [](const Side& s) { return s.params.k_scale != 1.0; },
-           [](SideParams& p) { p.k_scale = 1.0; });
-  per_side("k_scale applied twice", [](const Side& s) { return s.params.k_scale != 1.0; },
-           [](SideParams& p) { p.k_scale *= p.k_scale; });
-  per_side("v_scale not applied", [](const Side& s) { return s.params.v_scale != 1.0; },
-           [](SideParams& p) { p.v_scale = 1.0; });
-  per_side("v_scale applied twice", [](const Side& s) { return s.params.v_scale != 1.0; },
-           [](SideParams& p) { p.v_scale *= p.v_scale; });
-  per_side("q_scale not applied", [](const Side& s) { return s.params.q_scale != 1.0; },
-           [](SideParams& p) { p.q_scale = 1.0; });
-  per_side("causal mask not applied", [](const Side& s) { return s.params.mask_mode == MaskMode::causal; },
-           [](SideParams& p) { p.mask_mode = MaskMode::none; });
-  per_side("causal mask applied although not asked", [](const Side& s) { return s.params.mask_mode == MaskMode::none; },
-           [](SideParams& p) { p.mask_mode = MaskMode::causal; });
-  per_side("custom mask ignored", [](const Side& s) { return s.params.mask_mode == MaskMode::custom; },
-           [](SideParams& p) {
-             p.mask_mode = MaskMode::none;
-             p.custom_mask.clear();
-             p.custom_mask_indptr.clear();
-           });
-  per_side("default sm_scale 1/sqrt(head_dim) instead of the given one",
-           [&](const Side& s) {
-             return s.params.sm_scale && std::abs(*s.params.sm_scale * std::sqrt(double(c.head_dim)) - 1.0) > 1e-6;
-           },
-           [](SideParams& p) { p.sm_scale.reset(); });
   return out;
 }
 
@@ -134,206 +43,204 @@ bool agrees_ignoring_nan(TensorKind kind, const Tensor& ob, const SideResult& re
   return true;
 }
 
-struct Layout3 {
-  std::int64_t rows;
-  int H, D;  // D = 1 for lse
-};
+bool value_failure(const TensorReport& t) {
+  return t.checked && (t.over_tol > 0 || t.inf > 0 || t.neginf_missing > 0 || t.neginf_extra > 0);
+}
 
-void structural(const DiagnosisInput& in, const TensorReport& t, std::vector<std::string>& out) {
+// NaN where the reference is finite (never written, or computed): grouped by head, by request, else located.
+void nonfinite(const DiagnosisInput& in, const TensorReport& t, std::vector<RankedFinding>& out) {
   const Case& c = in.profiled.kase;
   const Side* s = c.side(t.side);
   const SideResult* ref = in.reference.side(t.side);
   const auto& ob = t.kind == TensorKind::out ? in.observed.out(t.side) : in.observed.lse(t.side);
-  if (!s || !ref || !ob) return;
-  const Layout3 L{ref->rows, ref->heads, t.kind == TensorKind::out ? ref->head_dim : 1};
-  const std::int64_t per_row = static_cast<std::int64_t>(L.H) * L.D;
+  if (!s || !ref || !ob || t.unwritten + t.nan == 0) return;
+  const std::int64_t rows = ref->rows;
+  const int H = ref->heads, D = t.kind == TensorKind::out ? ref->head_dim : 1;
+  const std::int64_t per_row = static_cast<std::int64_t>(H) * D;
   const int nreq = s->num_requests();
-  auto request_of = [&](std::int64_t row) { return s->request_of(row); };
-
-  // --- NaN where the reference is finite: never written or computed NaN ---
-  if (t.unwritten + t.nan > 0) {
-    const auto nm = nan_mask(t.kind, *ob, *ref);
-    std::vector<std::int64_t> per_head(L.H, 0), per_req(nreq, 0);
-    std::int64_t total = 0;
-    for (std::int64_t i = 0; i < static_cast<std::int64_t>(nm.size()); ++i)
-      if (nm[i]) {
-        ++total;
-        const std::int64_t row = i / per_row;
-        ++per_head[(i / L.D) % L.H];
-        const int r = request_of(row);
-        if (r >= 0 && r < nreq) ++per_req[r];
-      }
-    const std::string what = t.unwritten > 0 && t.nan == 0 ? "never written (poison pattern left)"
-                             : t.unwritten == 0           ? "never written (NaN sentinel left) or computed NaN"
-                                                          : "never written or NaN";
-    const std::int64_t full_head = L.rows * L.D;
-    std::vector<int> full_heads;
-    std::int64_t in_full = 0;
-    for (int h = 0; h < L.H; ++h)
-      if (full_head > 0 && per_head[h] == full_head) {
-        full_heads.push_back(h);
-        in_full += per_head[h];
-      }
-    bool explained = false;
-    if (!full_heads.empty() && in_full == total) {
-      const int g = c.group_size();
-      std::set<int> within;
-      for (int h : full_heads) within.insert(h % std::max(g, 1));
-      std::vector<int> wv(within.begin(), within.end());
-      bool every_group = g > 1;
-      if (every_group)
-        for (int grp = 0; grp < c.num_kv_heads && every_group; ++grp)
-          for (int w : wv)
-            if (per_head[grp * g + w] != full_head) every_group = false;
-      if (every_group && static_cast<int>(full_heads.size()) == static_cast<int>(wv.size()) * c.num_kv_heads)
-        out.push_back(fmt::format("{}: {} heads {} of every group of {} (GQA group = {} query heads per kv head), "
-                                  "all {} rows: {} elements",
-                                  what, t.name, ranges_text(wv), g, g, L.rows, total));
-      else
-        out.push_back(fmt::format("{}: {} heads {} (all {} rows): {} elements", what, t.name, ranges_text(full_heads),
-                                  L.rows, total));
-      explained = true;
-    }
-    if (!explained) {
-      std::vector<int> full_reqs;
-      std::int64_t in_reqs = 0;
-      for (int r = 0; r < nreq; ++r)
-        if (s->qo_len(r) > 0 && per_req[r] == s->qo_len(r) * per_row) {
-          full_reqs.push_back(r);
-          in_reqs += per_req[r];
-        }
-      if (!full_reqs.empty() && in_reqs == total) {
-        out.push_back(fmt::format("{}: {} request(s) {} entirely (whole request missing): {} elements", what, t.name,
-                                  ranges_text(full_reqs), total));
-        explained = true;
-      }
-    }
-    if (!explained) {
-      std::string where;
-      int shown = 0;
-      for (std::int64_t i = 0; i < static_cast<std::int64_t>(nm.size()) && shown < 3; ++i)
-        if (nm[i]) {
-          where += (shown ? ", " : "") + locate_element(c, t.side, t.kind, i).text();
-          ++shown;
-        }
-      out.push_back(fmt::format("{}: {} element(s) of {}, at {}{}", what, total, t.name, where, total > 3 ? ", ..." : ""));
-    }
-  }
-
-  // --- finite elements over tolerance: where are they? ---
-  if (t.over_tol > 0) {
-    const SideResult& r = *ref;
-    const std::vector<double>& rv = t.kind == TensorKind::out ? r.out : r.lse;
-    std::vector<std::int64_t> per_req(nreq, 0), per_head(L.H, 0);
-    std::int64_t total = 0, zeros = 0, first = -1;
-    // Recompute the failing set with the same bounds the report used.
-    std::vector<double> bounds;
-    const Envelope* env = nullptr;
-    if (auto it = in.envelopes.find(t.side); it != in.envelopes.end()) env = &it->second;
-    bounds = t.kind == TensorKind::out ? out_bounds(in.policy, c, r, env) : lse_bounds(in.policy, c, r, env);
-    for (std::size_t i = 0; i < rv.size(); ++i) {
-      const double o = ob->get(static_cast<std::int64_t>(i));
-      if (!std::isfinite(o) || !std::isfinite(rv[i])) continue;
-      if (std::abs(o - rv[i]) <= bounds[i]) continue;
+  const auto nm = nan_mask(t.kind, *ob, *ref);
+  std::vector<std::int64_t> per_head(H, 0), per_req(nreq, 0);
+  std::int64_t total = 0;
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(nm.size()); ++i)
+    if (nm[i]) {
       ++total;
-      if (first < 0) first = static_cast<std::int64_t>(i);
-      if (o == 0.0) ++zeros;
-      const std::int64_t row = static_cast<std::int64_t>(i) / per_row;
-      ++per_head[(static_cast<std::int64_t>(i) / L.D) % L.H];
-      const int rq = request_of(row);
-      if (rq >= 0 && rq < nreq) ++per_req[rq];
+      ++per_head[(i / D) % H];
+      const int r = s->request_of(i / per_row);
+      if (r >= 0 && r < nreq) ++per_req[r];
     }
-    if (total == 1) {
-      out.push_back(fmt::format("a single element of {} is out of tolerance, at {}", t.name,
-                                locate_element(c, t.side, t.kind, first).text()));
-      return;
+  const std::string what = t.unwritten > 0 && t.nan == 0 ? "never written (poison pattern left)"
+                           : t.unwritten == 0           ? "never written (NaN sentinel left) or computed NaN"
+                                                        : "never written or NaN";
+  auto push = [&](std::string kind, std::string text, std::vector<FindingRange> ranges) {
+    out.push_back({kRankNonfinite, Finding{std::move(kind), t.side, t.name, std::move(ranges), std::move(text)}});
+  };
+  const std::int64_t full_head = rows * D;
+  std::vector<int> full_heads;
+  std::int64_t in_full = 0;
+  for (int h = 0; h < H; ++h)
+    if (full_head > 0 && per_head[h] == full_head) {
+      full_heads.push_back(h);
+      in_full += per_head[h];
     }
-    std::vector<int> reqs, heads;
-    for (int q = 0; q < nreq; ++q)
-      if (per_req[q]) reqs.push_back(q);
-    for (int h = 0; h < L.H; ++h)
-      if (per_head[h]) heads.push_back(h);
-    if (nreq > 1 && reqs.size() == 1) {
-      const int q = reqs[0];
-      const bool whole = per_req[q] == s->qo_len(q) * per_row;
-      std::string kv = locate_element(c, t.side, t.kind, s->qo_indptr[q] * per_row).kv;
-      out.push_back(fmt::format("errors confined to {} request {} (rows {}..{}; {}){}: {} of its elements out of "
-                                "tolerance; the other {} requests agree, so that request's KV pages or page-table "
-                                "entries are suspect (e.g. its pages shuffled)",
-                                side_name(t.side), q, s->qo_indptr[q], s->qo_indptr[q + 1] - 1, kv,
-                                whole && zeros == total ? " (whole request missing: all zeros)" : "", per_req[q],
-                                nreq - 1));
-    } else if (L.H > 1 && heads.size() < static_cast<std::size_t>(L.H) && heads.size() <= 4) {
-      out.push_back(fmt::format("errors confined to {} head(s) {}: {} elements out of tolerance; other heads agree",
-                                t.name, ranges_text(heads), total));
-    } else {
-      out.push_back(fmt::format("{}: {} elements out of tolerance ({:.3g}%) across {} request(s) and {} head(s)",
-                                t.name, total, 100.0 * double(total) / double(std::max<std::size_t>(rv.size(), 1)),
-                                reqs.size(), heads.size()));
-    }
+  if (!full_heads.empty() && in_full == total) {
+    const int g = c.group_size();
+    std::set<int> within;
+    for (int h : full_heads) within.insert(h % std::max(g, 1));
+    const std::vector<int> wv(within.begin(), within.end());
+    bool every_group = g > 1;
+    if (every_group)
+      for (int grp = 0; grp < c.num_kv_heads && every_group; ++grp)
+        for (int w : wv)
+          if (per_head[grp * g + w] != full_head) every_group = false;
+    if (every_group && full_heads.size() == wv.size() * static_cast<std::size_t>(c.num_kv_heads))
+      push("nonfinite-heads",
+           fmt::format("{}: {} heads {} of every group of {} (GQA group = {} query heads per kv head), all {} rows: {} "
+                       "elements",
+                       what, t.name, ranges_text(wv), g, g, rows, total),
+           {{"head_in_group", wv.front(), wv.back()}});
+    else
+      push("nonfinite-heads",
+           fmt::format("{}: {} heads {} (all {} rows): {} elements", what, t.name, ranges_text(full_heads), rows, total),
+           {{"head", full_heads.front(), full_heads.back()}});
+    return;
   }
+  std::vector<int> full_reqs;
+  std::int64_t in_reqs = 0;
+  for (int r = 0; r < nreq; ++r)
+    if (s->qo_len(r) > 0 && per_req[r] == s->qo_len(r) * per_row) {
+      full_reqs.push_back(r);
+      in_reqs += per_req[r];
+    }
+  if (!full_reqs.empty() && in_reqs == total) {
+    push("nonfinite-requests",
+         fmt::format("{}: {} request(s) {} entirely (whole request missing): {} elements", what, t.name,
+                     ranges_text(full_reqs), total),
+         {{"request", full_reqs.front(), full_reqs.back()}});
+    return;
+  }
+  std::string where;
+  int shown = 0;
+  std::vector<FindingRange> ranges;
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(nm.size()) && shown < 3; ++i)
+    if (nm[i]) {
+      const Location loc = locate_element(c, t.side, t.kind, i);
+      where += (shown ? ", " : "") + loc.text();
+      if (shown == 0) ranges = {{"request", loc.request, loc.request}, {"row", loc.row, loc.row}, {"head", loc.head, loc.head}};
+      ++shown;
+    }
+  ranges.push_back({"cells", total, total});
+  push("nonfinite-elements",
+       fmt::format("{}: {} element(s) of {}, at {}{}", what, total, t.name, where, total > 3 ? ", ..." : ""), ranges);
+}
+
+std::string side_tensors(const std::vector<TensorReport>& reports, SideKind side) {
+  std::string s;
+  for (const auto& t : reports)
+    if (t.side == side && t.failed()) s += (s.empty() ? "" : ",") + t.name;
+  return s;
 }
 
 }  // namespace
 
-std::vector<std::string> diagnose(const DiagnosisInput& in) {
-  std::vector<std::string> out;
-  // Structural findings first: they hold whatever the semantics.
+std::vector<Finding> diagnose(const DiagnosisInput& in) {
+  std::vector<RankedFinding> found;
   for (const auto& t : in.reports)
-    if (t.checked && t.failed()) structural(in, t, out);
+    if (t.checked && t.failed()) nonfinite(in, t, found);
 
-  // Which sides fail (finite elements over tolerance or -inf mismatches: NaN is structural)?
+  // Which sides have wrong values (finite elements over tolerance or non-finite mismatches; NaN is structural)?
   std::set<SideKind> failing;
   for (const auto& t : in.reports)
-    if (t.checked && (t.over_tol > 0 || t.inf > 0 || t.neginf_missing > 0 || t.neginf_extra > 0)) failing.insert(t.side);
-  if (failing.empty()) return out;
+    if (value_failure(t)) failing.insert(t.side);
 
   const Case& c = in.profiled.kase;
-  std::vector<std::string> full, partial;
-  for (const Variant& v : semantic_variants(c, in.profiled.semantics)) {
-    bool all = true, some = false;
-    std::vector<std::string> fixed;
-    for (SideKind sk : failing) {
-      if (v.only_side && *v.only_side != sk) continue;  // changes only the other side
-      SideResult ref_v;
-      try {
-        ref_v = reference_fast_side(v.kase, sk, v.semantics);
-      } catch (const std::exception&) {
-        all = false;
-        continue;
+  const std::vector<Variant> variants = failing.empty() ? std::vector<Variant>{} : semantic_variants(c, in.profiled.semantics);
+  Case work = failing.empty() ? Case{} : c;  // scratch for page-table candidates
+  for (SideKind sk : failing) {
+    const SideResult* ref = in.reference.side(sk);
+    if (!ref) continue;
+    const Envelope* env = nullptr;
+    if (auto it = in.envelopes.find(sk); it != in.envelopes.end()) env = &it->second;
+    const CellErrors cells = cell_errors(in.policy, c, sk, in.observed, *ref, env);
+    for (auto& f : side_patterns(in, sk, cells, variants, work)) found.push_back(std::move(f));
+  }
+  // Only one side wrong.
+  if (failing.size() == 1 && c.prefill && c.decode) {
+    const SideKind bad = *failing.begin(), good = bad == SideKind::prefill ? SideKind::decode : SideKind::prefill;
+    bool good_checked = false, good_clean = true;
+    for (const auto& t : in.reports)
+      if (t.side == good) {
+        good_checked |= t.checked;
+        good_clean &= !t.failed();
       }
-      const Envelope* env = nullptr;
-      if (auto it = in.envelopes.find(sk); it != in.envelopes.end()) env = &it->second;
-      for (TensorKind tk : {TensorKind::out, TensorKind::lse}) {
-        const auto& ob = tk == TensorKind::out ? in.observed.out(sk) : in.observed.lse(sk);
-        if (!ob) continue;
-        const auto bounds = tk == TensorKind::out ? out_bounds(in.policy, v.kase, ref_v, env)
-                                                  : lse_bounds(in.policy, v.kase, ref_v, env);
-        const bool ok = agrees_ignoring_nan(tk, *ob, ref_v, bounds);
-        const std::string name = std::string(tk == TensorKind::out ? "out_" : "lse_") + (sk == SideKind::prefill ? "p" : "d");
-        bool was_failing = false;
-        for (const auto& t : in.reports)
-          if (t.name == name && (t.over_tol > 0 || t.inf > 0 || t.neginf_missing > 0 || t.neginf_extra > 0))
-            was_failing = true;
-        if (!ok) all = false;
-        if (ok && was_failing) {
-          some = true;
-          fixed.push_back(name);
+    if (good_checked && good_clean)
+      found.push_back({kRankOnly, Finding{"side-only", bad, side_tensors(in.reports, bad), {},
+                                          fmt::format("only the {} side is wrong; the {} side agrees",
+                                                      side_name(bad), side_name(good))}});
+  }
+
+  // Semantic variants, one at a time, on the sides with wrong values.
+  if (!failing.empty()) {
+    std::vector<std::string> full, partial;
+    for (const Variant& v : variants) {
+      bool all = true, some = false;
+      std::vector<std::string> fixed;
+      for (SideKind sk : failing) {
+        if (v.only_side && *v.only_side != sk) continue;  // changes only the other side
+        SideResult ref_v;
+        try {
+          ref_v = variant_reference(v, sk);
+        } catch (const std::exception&) {
+          all = false;
+          continue;
+        }
+        const Envelope* env = nullptr;
+        if (auto it = in.envelopes.find(sk); it != in.envelopes.end()) env = &it->second;
+        for (TensorKind tk : {TensorKind::out, TensorKind::lse}) {
+          const auto& ob = tk == TensorKind::out ? in.observed.out(sk) : in.observed.lse(sk);
+          if (!ob) continue;
+          const auto bounds = tk == TensorKind::out ? out_bounds(in.policy, c, ref_v, env) : lse_bounds(in.policy, c, ref_v, env);
+          const bool ok = agrees_ignoring_nan(tk, *ob, ref_v, bounds);
+          bool was_failing = false;
+          for (const auto& t : in.reports)
+            if (t.side == sk && t.kind == tk && value_failure(t)) was_failing = true;
+          if (!ok) all = false;
+          if (ok && was_failing) {
+            some = true;
+            fixed.push_back(std::string(tk == TensorKind::out ? "out_" : "lse_") + (sk == SideKind::prefill ? "p" : "d"));
+          }
         }
       }
+      if (all && some) {
+        full.push_back(v.name);
+        std::string t;
+        for (const auto& x : fixed) t += (t.empty() ? "" : ",") + x;
+        found.push_back({kRankSemantic, Finding{"semantic-match", v.only_side, t, {},
+                                                "matches the reference with: " + v.name}});
+      } else if (some) {
+        std::string f;
+        for (const auto& x : fixed) f += (f.empty() ? "" : ", ") + x;
+        partial.push_back(fmt::format("{} (fixes {})", v.name, f));
+      }
     }
-    if (all && some) full.push_back(v.name);
-    else if (some) {
-      std::string f;
-      for (const auto& x : fixed) f += (f.empty() ? "" : ", ") + x;
-      partial.push_back(fmt::format("{} (fixes {})", v.name, f));
-    }
+    if (full.empty())
+      for (const auto& p : partial)
+        found.push_back({kRankPartial, Finding{"semantic-partial", std::nullopt, "", {},
+                                               "partly matches the reference with: " + p}});
+    if (full.empty() && partial.empty())
+      found.push_back({kRankNone, Finding{"semantic-none", std::nullopt, "", {},
+                                          "no single semantic variant explains the differences (numerical error or a "
+                                          "bug elsewhere)"}});
   }
-  for (const auto& f : full) out.push_back("matches the reference with: " + f);
-  if (full.empty())
-    for (const auto& p : partial) out.push_back("partly matches the reference with: " + p);
-  if (full.empty() && partial.empty())
-    out.push_back("no single semantic variant explains the differences (numerical error or a bug elsewhere)");
+  // A full semantic match is the structure: drop "no structure found".
+  if (std::any_of(found.begin(), found.end(), [](const RankedFinding& f) { return f.finding.kind == "semantic-match"; }))
+    found.erase(std::remove_if(found.begin(), found.end(),
+                               [](const RankedFinding& f) { return f.finding.kind == "spread"; }),
+                found.end());
+  std::stable_sort(found.begin(), found.end(),
+                   [](const RankedFinding& a, const RankedFinding& b) { return a.rank < b.rank; });
+  std::vector<Finding> out;
+  out.reserve(found.size());
+  for (auto& f : found) out.push_back(std::move(f.finding));
   return out;
 }
 

@@ -146,8 +146,7 @@ bool visible(const SideSetup& st, int r, std::int64_t i, std::int64_t j, std::in
   const SideParams& p = st.s.params;
   const std::int64_t pos = i + L - Q;
   if (p.mask_mode == MaskMode::causal) {
-    const std::int64_t cpos = st.sem.causal_top_left ? i : pos;
-    if (j > cpos) return false;
+    if (j > pos) return false;
   } else if (p.mask_mode == MaskMode::custom) {
     std::int64_t base = 0;
     if (static_cast<std::int64_t>(p.custom_mask_indptr.size()) > r) base = p.custom_mask_indptr[r] * 8;
@@ -156,8 +155,7 @@ bool visible(const SideSetup& st, int r, std::int64_t i, std::int64_t j, std::in
     if (byte >= p.custom_mask.size() || !((p.custom_mask[byte] >> (bit & 7)) & 1)) return false;
   }
   if (p.window_left >= 0) {
-    const std::int64_t w = p.window_left + st.sem.window_shift;
-    if (j < pos - w) return false;
+    if (j < pos - p.window_left) return false;
   }
   return true;
 }
@@ -176,7 +174,7 @@ void emulate_row(const SideSetup& st, int r, std::int64_t i, std::int64_t Q, std
     part_lse.assign(nchunks, kNegInf);
   }
   const float slope = st.alibi ? st.slopes[h] : 0.0f;
-  const std::int64_t ipos = st.sem.alibi_true_position ? i + L - Q : i;
+  const std::int64_t ipos = i;
   float final_lse = kNegInf;
   for (std::int64_t ch = 0; ch < nchunks; ++ch) {
     const std::int64_t j0 = ch * chunk, j1 = std::min(L, j0 + chunk);
@@ -252,7 +250,7 @@ void emulate_row(const SideSetup& st, int r, std::int64_t i, std::int64_t Q, std
     if (st.v_scale != 1.0f) v = round_float_to(st.to, v * st.v_scale);
     out[k] = v;
   }
-  if (final_lse != kNegInf && st.sem.lse_base == LseBase::base_e) final_lse *= kLn2;
+  if (final_lse != kNegInf && st.c.lse_base == LseBase::base_e) final_lse *= kLn2;
   lse_out = final_lse;
 }
 
@@ -289,7 +287,7 @@ SideResult emulate_side(const Case& c, SideKind which, const Semantics& sem) {
     const auto sl = p.alibi_slopes.empty() ? default_alibi_slopes(st.H) : p.alibi_slopes;
     st.slopes.assign(sl.begin(), sl.end());
   }
-  if (sem.v_scale_in_output) st.v_scale = static_cast<float>(p.v_scale);
+  st.v_scale = static_cast<float>(p.v_scale);
   const int D = st.D, H = st.H, Hkv = st.Hkv;
 
   SideResult res;
@@ -314,7 +312,7 @@ SideResult emulate_side(const Case& c, SideKind which, const Semantics& sem) {
     // Heads of this task: the query heads that read kv head kvh.
     std::vector<int> heads;
     for (int h = 0; h < H; ++h) {
-      const int kh = sem.gqa_modulo ? h % Hkv : h / std::max(1, st.g);
+      const int kh = h / std::max(1, st.g);
       if (kh == kvh) heads.push_back(h);
     }
     if (heads.empty()) return;

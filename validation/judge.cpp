@@ -167,7 +167,6 @@ CaseResult judge(const Case& c, const KernelOutputs& observed, const RunRecord& 
   PodResult ref;
   try {
     pc = apply_profile(opt.profile, c);
-    pc->semantics.lse_base = pc->kase.lse_base;
     res.profile_notes = pc->notes;
     ref = reference_fast(pc->kase, pc->semantics);
   } catch (const InvalidCase& e) {
@@ -256,18 +255,21 @@ CaseResult judge(const Case& c, const KernelOutputs& observed, const RunRecord& 
     res.status = Status::incorrect;
     const std::string m = "the kernel wrote outside its outputs (guard bands overwritten: " + run.message + ")";
     res.message = res.message.empty() ? m : m + "; " + res.message;
-    res.diagnosis.push_back("out-of-bounds writes: guard bands overwritten (" + run.message + ")");
+    res.findings.push_back(Finding{"guards-overwritten", std::nullopt, "", {},
+                                   "out-of-bounds writes: guard bands overwritten (" + run.message + ")"});
   }
   if (any_failed) {
     if (opt.diagnose) {
       try {
-        for (auto& d : diagnose(DiagnosisInput{*pc, observed, opt.policy, ref, envelopes, res.tensors}))
-          res.diagnosis.push_back(std::move(d));
+        for (auto& f : diagnose(DiagnosisInput{*pc, observed, opt.policy, ref, envelopes, res.tensors}))
+          res.findings.push_back(std::move(f));
       } catch (const std::exception& e) {
-        res.diagnosis.push_back(std::string("diagnosis failed: ") + e.what());
+        res.findings.push_back(
+            Finding{"diagnosis-failed", std::nullopt, "", {}, std::string("diagnosis failed: ") + e.what()});
       }
     }
   }
+  for (const auto& f : res.findings) res.diagnosis.push_back(f.text);
   if (reference_out) *reference_out = std::move(ref);
   return finish();
 }

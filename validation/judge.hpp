@@ -8,6 +8,7 @@
 #include "reference/outputs.hpp"
 #include "reference/profile.hpp"
 #include "validation/compare.hpp"
+#include "validation/finding.hpp"
 #include "validation/status.hpp"
 #include "validation/tolerance.hpp"
 
@@ -50,7 +51,8 @@ struct CaseResult {
   std::vector<TensorReport> tensors;     // out_p, out_d, lse_p, lse_d (those of existing sides)
   std::vector<std::string> not_checked;  // outputs of existing sides that were not recorded (never a pass)
   std::vector<std::string> profile_notes;  // what the profile changed
-  std::vector<std::string> diagnosis;    // one finding per line
+  std::vector<std::string> diagnosis;    // one finding per line (the texts of `findings`, in order)
+  std::vector<Finding> findings;         // the same, structured: kind, side, tensor, ranges (finding.hpp)
   std::optional<Expectation> expectation;  // the one that applied
   std::string reproduce;  // one-line command (failures)
   std::string artifact;   // file holding the failure's data (failures, when written)

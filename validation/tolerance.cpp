@@ -1,25 +1,28 @@
 // The reviewed tolerance table and the per-element bounds each policy gives.
 #include "validation/tolerance.hpp"
 
-#include "reference/names.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
 namespace podcheck::validation {
 
-namespace {
+std::string_view policy_name(Policy p) {
+  switch (p) {
+    case Policy::calibrated: return "calibrated";
+    case Policy::flashinfer: return "flashinfer";
+    case Policy::flashinfer_bench: return "flashinfer-bench";
+  }
+  return "?";
+}
 
-constexpr NameTable<Policy, 3> kPolicies{"tolerance policy",
-                                         {{{Policy::calibrated, "calibrated"},
-                                           {Policy::flashinfer, "flashinfer"},
-                                           {Policy::flashinfer_bench, "flashinfer-bench"}}}};
-
-}  // namespace
-
-std::string_view policy_name(Policy p) { return kPolicies.name(p); }
-Policy policy_from_name(std::string_view s) { return kPolicies.parse(s); }
+Policy policy_from_name(std::string_view s) {
+  if (s == "calibrated") return Policy::calibrated;
+  if (s == "flashinfer") return Policy::flashinfer;
+  if (s == "flashinfer-bench") return Policy::flashinfer_bench;
+  throw std::invalid_argument("unknown tolerance policy '" + std::string(s) +
+                              "' (expected calibrated, flashinfer or flashinfer-bench)");
+}
 
 const std::vector<ToleranceRow>& tolerance_table() {
   // Keep in step with docs/TOLERANCES.md (one row there per row here).
@@ -59,7 +62,6 @@ const std::vector<ToleranceRow>& tolerance_table() {
       // --- flashinfer-bench ----------------------------------------------------------------------------------
       {"flashinfer-bench.atol", 1e-2, "flashinfer_bench/bench/config.py defaults; fails only above both"},
       {"flashinfer-bench.rtol", 1e-2, "flashinfer_bench/bench/config.py defaults; fails only above both"},
-      // --- reference self-consistency --------------------------------------------------------------------------
   };
   return rows;
 }
@@ -69,7 +71,6 @@ double tolerance_value(std::string_view key) {
     if (r.key == key) return r.value;
   throw std::out_of_range("no tolerance row '" + std::string(key) + "'");
 }
-
 
 Envelope make_envelope(const Case& c, SideKind side, const SideResult& ref, const SideResult& emu) {
   Envelope e;

@@ -51,5 +51,4 @@ Envelope make_envelope(const Case& c, SideKind side, const SideResult& reference
 std::vector<double> out_bounds(Policy policy, const Case& c, const SideResult& reference, const Envelope* envelope);
 std::vector<double> lse_bounds(Policy policy, const Case& c, const SideResult& reference, const Envelope* envelope);
 
-
 }  // namespace podcheck::validation

@@ -140,3 +140,43 @@ TEST_CASE("report targets are checked before any work: folders, non-regular file
   CHECK_THROWS(rf.check());
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("findings reach the JSON and JUnit reports beside the text", "[app][report][diagnosis]") {
+  // one wrong head (5) of one decode request (3), as in validation/tests/test_diagnose.cpp
+  testing::CaseSpec cs;
+  cs.num_qo_heads = 8;
+  cs.num_kv_heads = 2;
+  cs.head_dim = 32;
+  cs.seed = 3;
+  testing::SideSpec d;
+  d.qo_lens.assign(6, 1);
+  d.kv_lens = {40, 70, 33, 90, 16, 51};
+  d.spare_pages = 3;
+  cs.decode = d;
+  const Case c = testing::build_case(cs);
+  auto obs = rounded_reference(c);
+  const std::int64_t row = 3;
+  for (int dim = 0; dim < c.head_dim; ++dim) {
+    const auto k = (row * c.num_qo_heads + 5) * c.head_dim + dim;
+    obs.out_d->set(k, obs.out_d->get(k) * 1.3 + 0.05);
+  }
+  obs.lse_d->set(row * c.num_qo_heads + 5, obs.lse_d->get(row * c.num_qo_heads + 5) + 0.7);
+  const CaseResult r = run(c, obs);
+  REQUIRE(r.findings.size() == r.diagnosis.size());
+  for (std::size_t i = 0; i < r.findings.size(); ++i) CHECK(r.findings[i].text == r.diagnosis[i]);
+  const auto j = case_json(r);
+  REQUIRE(j.contains("findings"));
+  REQUIRE(j["findings"].size() == r.findings.size());
+  const auto& f0 = j["findings"][0];
+  CHECK(f0["kind"] == "heads");
+  CHECK(f0["side"] == "decode");
+  CHECK(f0["tensor"] == "out_d,lse_d");
+  CHECK(f0["text"] == r.diagnosis[0]);
+  bool head_range = false;
+  for (const auto& x : f0["ranges"]) head_range |= x["dim"] == "head" && x["lo"] == 5 && x["hi"] == 5;
+  CHECK(head_range);
+  const std::string xml = junit_xml({j}, summarize({r}, 0));
+  CHECK(xml.find("<property name=\"finding.0\" value=\"kind=heads;side=decode;tensor=out_d,lse_d;") != std::string::npos);
+  CHECK(xml.find("head=5-5") != std::string::npos);
+}
+

@@ -1,5 +1,5 @@
-// random_case(seed): a small random POD case over every feature the reference knows, with matching random
-// semantics flips, drawn deterministically (built with testing/case_builder.hpp).
+// random_case(seed): a small random POD case over every feature the reference knows (LSE base included), with
+// the profile semantic sometimes set, drawn deterministically (built with testing/case_builder.hpp).
 #pragma once
 
 #include "reference/reference.hpp"
@@ -12,7 +12,7 @@
 
 namespace podcheck::testing {
 
-// A random case over every feature (sizes kept small) and matching random semantics flips.
+// A random case over every feature (sizes kept small) and the semantics to compute it under.
 struct RandomDraw {
   Case kase;
   Semantics sem;

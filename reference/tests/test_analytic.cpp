@@ -95,7 +95,7 @@ TEST_CASE("storage does not matter: NHD == HND, dense == paged, page order, stac
     Case c = base_case(MaskMode::causal, 6, pe);
     const SideResult want = reference_fast_side(c, SideKind::prefill);
     const SideResult want_naive = reference_naive_side(c, SideKind::prefill);
-    CHECK(max_rel_diff(want, want_naive) <= 1e-12);
+    CHECK(max_rel_diff(want, want_naive) <= kFastVsNaiveBound);
     struct Variant {
       bool paged;
       Layout layout;
@@ -135,10 +135,6 @@ TEST_CASE("permuting page ids changes nothing", "[reference]") {
     CHECK(d.decode->kv.pages.indices != c.decode->kv.pages.indices);
     CHECK(max_rel_diff(reference_fast_side(d, SideKind::decode), want) == 0.0);
   }
-  // Reading the pages in pool order instead (ignore_page_table) does change the answer.
-  Semantics sem;
-  sem.ignore_page_table = true;
-  CHECK(max_rel_diff(reference_fast_side(c, SideKind::decode, sem), want) > 1e-3);
 }
 
 TEST_CASE("GQA equals MHA with repeated KV heads", "[reference]") {
@@ -274,7 +270,7 @@ TEST_CASE("longer cases through the shared-KV branch agree with naive", "[refere
     cs.seed = 100 + t;
     Case c = build_case(cs);
     CAPTURE(t);
-    CHECK(max_rel_diff(reference_fast_side(c, SideKind::prefill), reference_naive_side(c, SideKind::prefill)) <= 1e-12);
+    CHECK(max_rel_diff(reference_fast_side(c, SideKind::prefill), reference_naive_side(c, SideKind::prefill)) <= kFastVsNaiveBound);
   }
   omp_set_num_threads(saved_threads);
 }

@@ -189,7 +189,7 @@ TEST_CASE("profiles change only what the kernel family ignores", "[reference][ca
   CHECK(pod.kase.prefill->params.mask_mode == MaskMode::causal);
   CHECK(pod.kase.decode->params.mask_mode == MaskMode::none);
   CHECK(pod.kase.decode->params.k_scale == 2.0);  // decode keeps its scales (SPEC §6.2)
-  CHECK(pod.semantics.lse_base == LseBase::base2);
+  CHECK(pod.kase.lse_base == LseBase::base2);
   CHECK(pod.notes.size() == 4);
   CHECK_NOTHROW(validate_case(pod.kase));
 }

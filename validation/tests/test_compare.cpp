@@ -196,7 +196,9 @@ TEST_CASE("expectations: matching failure is xfail, any change fails", "[validat
 TEST_CASE("diagnosis: LSE base e, v_scale twice, one head, one request's pages, whole request", "[validation][diagnosis]") {
   SECTION("LSE in base e") {
     const Case c = make_pod(PodSpec{});
-    const auto obs = rounded_reference(c, Semantics{.lse_base = LseBase::base_e});
+    Case base_e = c;
+    base_e.lse_base = LseBase::base_e;
+    const auto obs = rounded_reference(base_e);
     const CaseResult r = run(c, obs);
     CAPTURE(all_diagnosis(r));
     CHECK(r.status == Status::incorrect);
