@@ -179,3 +179,23 @@ def test_threads_can_be_set():
     podcheck.set_threads(1)
     assert podcheck.threads() == 1
     podcheck.set_threads(before)
+
+
+@pytest.mark.parametrize("layout", ["NHD", "HND"])
+def test_cache_forms_of_flashinfer_give_one_case(layout):
+    """A 5-D cache, a (k, v) pair, and with page size 1 the 4-D / 3-D shortcuts (SPEC §1.2) are one problem."""
+    rng = np.random.default_rng(13)
+    ind, idx, last, pages = page_table(rng, [3, 5], 1)
+    k, v = paged_cache(rng, pages, 1, 2, 16, layout)  # page size 1: NHD [P, 1, H, D], HND [P, H, 1, D]
+    q = randn(rng, (2, 4, 16))
+    args = dict(indptr=ind, indices=idx, last_page_len=last, kv_layout=layout)
+    slot = 1 if layout == "NHD" else 2
+    forms = [(k, v), np.stack([k, v], axis=1), (k.squeeze(slot), v.squeeze(slot)),
+             np.stack([k, v], axis=1).squeeze(slot + 1)]
+    refs = [podcheck.reference(podcheck.batch_decode_case(q, form, **args)) for form in forms]
+    for r in refs[1:]:
+        assert (r["out_d"] == refs[0]["out_d"]).all() and (r["lse_d"] == refs[0]["lse_d"]).all()
+    with pytest.raises(ValueError, match="give one of indptr, kv_indptr"):
+        podcheck.batch_decode_case(q, forms[0], kv_indptr=ind, **args)
+    with pytest.raises(ValueError, match="page_size=4 but paged_kv_cache has pages of 1 slots"):
+        podcheck.batch_decode_case(q, forms[0], page_size=4, **args)
