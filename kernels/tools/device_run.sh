@@ -2,7 +2,8 @@
 # One device call: configure + build on the GPU machine, run the GPU tests, optionally podcheck run /
 # sanitizers / bench, everything logged under $OUT. Usage: kernels/tools/device_run.sh [steps...]
 # steps: tests | sanitize | run-quick | run-default | run-full (traces by id, then replay) | golden | bench
-#        faulty (traces of the two broken test ports: a crashed launch, a guard overwrite)
+#        faulty (traces of the two broken test ports: a crashed launch, a guard overwrite) | captures (real
+#        FlashInfer API-logging dumps; carry traces/captures/.flashinfer)
 #        check-quick | check-default | check-full | port | profiles   (default: tests)
 # port: build libpodcheck_flashinfer.so (kernels/ports/flashinfer, docs/PORTS.md) from FLASHINFER_DIR (default
 # ../.flashinfer) into /tmp/build-fi (kept while the machine stays warm), then KERNEL_LIB and PEER point to it.
@@ -31,7 +32,7 @@ if [ -n "${PREBUILT:-}" ]; then
   export PODCHECK_STUB_PORT=$PWD/$PREBUILT/podcheck_stub_port.so
   export PODCHECK_GPU_MODULE=$PWD/$PREBUILT/libpodcheck_gpu.so  # podcheck loads it for run / bench kernel
 else
-  B=/tmp/build-dev
+  B=${B:-/tmp/build-dev}
   log "configure"
   cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 > "$OUT/configure.log" 2>&1 \
     || { tail -30 "$OUT/configure.log"; exit 1; }
@@ -137,6 +138,12 @@ for s in $STEPS; do
       GO=${GOLDEN_OUT:-podcheck_cuda_golden_h200.h5}
       $PODCHECK run $KSEL $ids -o "$OUT/$GO" --force --inputs-by-id --check > "$OUT/golden.log" 2>&1
       echo "golden rc=$?" | tee -a "$OUT/summary.txt"; tail -2 "$OUT/golden.log" | tee -a "$OUT/summary.txt"; ls -la "$OUT"/*.h5;;
+    captures)
+      # real FlashInfer API-logging dumps (traces/tools/capture_flashinfer_dumps.py; carry traces/captures/.flashinfer)
+      log "FlashInfer API-logging captures"
+      PYTHONUNBUFFERED=1 timeout ${CAPTURE_TIMEOUT:-180} python3 traces/tools/capture_flashinfer_dumps.py \
+        --api-logging traces/captures/.flashinfer/api_logging.py --out "$OUT" > "$OUT/captures.log" 2>&1
+      echo "captures rc=$?" | tee -a "$OUT/summary.txt"; tail -5 "$OUT/captures.log" | tee -a "$OUT/summary.txt";;
     faulty)
       # golden traces of a crashed launch and of a guard-band overwrite (kernels/tests/faulty_port.cu), for
       # traces/golden/faulty-ports/: two small cases each, stored by id
