@@ -47,4 +47,11 @@ check "a missing report folder is refused before any work" 2 "does not exist" --
   replay "$golden" --json no/such/r.json --no-artifacts
 check "validate from another folder finds the golden traces and says where" 0 "golden traces from" \
   "source tree of this build" -- validate --tier none -q --no-artifacts
+faulty=$src/traces/golden/faulty-ports
+check "recorded on a GPU: a crashed launch is a failure, also for the case after it" 1 "[FAIL]" "launch-failed" \
+  "cudaErrorIllegalAddress" "the CUDA context was lost" -- replay "$faulty/faulty_crash_h200.h5" --profile flashinfer --no-artifacts
+check "recorded on a GPU: writes past the outputs are a failure" 1 "[FAIL]" "guard bands overwritten" \
+  "out-of-bounds writes" -- replay "$faulty/faulty_guard_h200.h5" --profile flashinfer --no-artifacts
+check "their expected verdicts make them xfail" 0 "[XFAIL]" "4 xfail" -- replay "$faulty/faulty_crash_h200.h5" \
+  "$faulty/faulty_guard_h200.h5" --no-artifacts
 exit $((fails > 0))

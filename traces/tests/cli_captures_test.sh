@@ -52,4 +52,15 @@ expect 0 "$pc" export fib fib.h5 -o fibout
 expect 0 "$pc" import fib fibout -o back.h5
 expect 2 "$pc" export fib fib.h5 -o fibout  # not empty
 expect 2 "$pc" export fib 'decode_f16_h32kv4d128_ps1_hnd(bs_d=1,kv_d=1,seed=0)x' -o x
+# the real dumps FlashInfer's own api_logging.py wrote on the H200 (traces/captures/fi_dumps): every scenario
+# imports and replays clean; the same capture in torch.save format is refused
+real=$src/traces/captures/fi_dumps
+if [ -d "$real/pod_layers" ]; then
+  for sc in pod_layers batch_pod serving prefill graph pt_converted; do
+    expect 0 "$pc" import flashinfer-dump "$real/$sc" -o "real_$sc.h5"
+    expect 0 "$pc" replay "real_$sc.h5" --no-artifacts --require-outputs out
+  done
+  expect 2 "$pc" import flashinfer-dump "$real/pt_raw" -o real_pt.h5
+  grep -q "FLASHINFER_DUMP_SAFETENSORS=1" out || { cat out; fail "real .pt message"; }
+fi
 echo "cli captures: all checks passed"

@@ -6,7 +6,9 @@
 #include "testing/catch.hpp"
 #include "traces/flashinfer_dump.hpp"
 
+#include <cstdlib>
 #include <filesystem>
+#include <unistd.h>
 #include <map>
 
 using namespace podcheck;
@@ -80,7 +82,20 @@ TEST_CASE("real FlashInfer dumps: every scenario imports and every call passes",
 
 TEST_CASE("real FlashInfer dumps: one wrong head in layer 2 fails at that call, layer and head", "[traces][dump][captures]") {
   need_captures();
-  auto r = import_flashinfer_dump({(kDir / "pod_layers_wrong_head").string()});
+  // A copy of pod_layers with out_d (result_1) of its third run (layer 2), head 3, moved by +0.25
+  // (traces/tools/edit_dump_head.py, as traces/captures/README.md says).
+  const fs::path tmp = fs::temp_directory_path() / ("podcheck_wrong_head_" + std::to_string(::getpid()));
+  fs::remove_all(tmp);
+  fs::create_directories(tmp);
+  fs::copy(kDir / "pod_layers", tmp / "pod_layers_wrong_head", fs::copy_options::recursive);
+  fs::path call;
+  for (const auto& e : fs::directory_iterator(tmp / "pod_layers_wrong_head"))
+    if (e.path().filename().string().find("PODWithPagedKVCacheWrapper.run_call0003") != std::string::npos) call = e.path();
+  REQUIRE_FALSE(call.empty());
+  const std::string cmd = std::string(PODCHECK_PYTHON3) + " " + PODCHECK_SOURCE_DIR +
+                          "/traces/tools/edit_dump_head.py '" + call.string() + "' --tensor result_1 --head 3 --add 0.25";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  auto r = import_flashinfer_dump({(tmp / "pod_layers_wrong_head").string()});
   auto results = judge_all(r.traces);
   DumpReplaySummary s = summarize_dump_replay(r.traces, results);
   REQUIRE(s.first_failure);
@@ -97,4 +112,5 @@ TEST_CASE("real FlashInfer dumps: one wrong head in layer 2 fails at that call, 
   int failing = 0;
   for (const auto& c : s.calls) failing += c.failed;
   CHECK(failing == 1);
+  fs::remove_all(tmp);
 }
