@@ -169,6 +169,7 @@ std::vector<CaseResult> replay_files(const std::vector<std::string>& files, cons
       CaseResult r = same_as_intended && plain ? *plain : judged(t, file, p, o);
       if (same_as_intended && !plain) plain = r;
       emit(finished(std::move(r), t, file, p, o));
+      if (o.judged) o.judged(t, out.back());
     }
   }
   return out;

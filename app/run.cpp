@@ -54,6 +54,10 @@ void check_run_options(const RunOptions& o) {
     throw UsageError("--inputs-by-id needs generated cases (--tier or --case); fixture inputs are stored as they are");
   if (!o.output.empty()) check_writable_target(o.output, o.force);
   o.judge.reports.check();
+  if (!o.judge.fib_trace.empty()) {
+    if (!o.check) throw UsageError("--fib-trace reports verdicts: give --check too");
+    check_writable_target(o.judge.fib_trace, o.force);
+  }
 }
 
 int run_kernel(const RunOptions& o) {
@@ -116,6 +120,7 @@ int run_kernel(const RunOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   double last_progress = 0;
   std::vector<CaseResult> verdicts;
+  TraceReports extra(o.judge);
   validation::JudgeOptions jo;  // the verdict `podcheck replay` gives on the trace this run records
   jo.policy = o.judge.replay.policy;
   jo.required = o.judge.replay.required;
@@ -156,6 +161,7 @@ int run_kernel(const RunOptions& o) {
       CaseResult cr = validation::judge(t.kase, t.observed, t.run, jo);
       cr.source = base.source;
       if (cr.verdict == Verdict::fail) print_case(stdout, cr);
+      extra.add(t, cr);
       verdicts.push_back(std::move(cr));
     }
     if (writer) writer->add(t);
@@ -181,6 +187,7 @@ int run_kernel(const RunOptions& o) {
   const Summary s = summarize(verdicts, secs);
   std::printf("%s\n", summary_line("run --check", s).c_str());
   o.judge.reports.write(verdicts, s);
+  extra.finish(stdout);
   return s.exit_code();
 }
 

@@ -5,6 +5,8 @@
 #include "app/golden.hpp"
 #include "app/selfcheck.hpp"
 #include "app/text_file.hpp"
+#include "traces/fib_trace.hpp"
+#include "traces/flashinfer_dump.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -33,20 +35,54 @@ int finish(const char* command, const std::vector<CaseResult>& results, const Ju
 
 }  // namespace
 
+TraceReports::TraceReports(const JudgeJobOptions& o) : options_(o) {
+  if (!o.fib_trace.empty()) check_writable_target(o.fib_trace, o.reports.force);
+}
+
+void TraceReports::add(const Trace& t, const CaseResult& r) {
+  if (!options_.fib_trace.empty())
+    if (auto line = fib_trace_line(r, t.kase, fib_environment(t.provenance, "0.1.0"))) fib_lines_.push_back(*line);
+  if (dump_call_info(t)) {
+    Trace head;
+    head.kase.id = t.kase.id;
+    head.provenance = t.provenance;
+    dump_calls_.push_back(std::move(head));
+    dump_results_.push_back(r);
+  }
+}
+
+void TraceReports::finish(std::FILE* out) const {
+  if (!dump_calls_.empty()) {
+    std::fprintf(out, "capture summary (FlashInfer API-logging dump, calls in capture order):\n");
+    for (const auto& line : format_dump_summary(summarize_dump_replay(dump_calls_, dump_results_)))
+      std::fprintf(out, "  %s\n", line.c_str());
+  }
+  if (!options_.fib_trace.empty()) {
+    std::string text;
+    for (const auto& l : fib_lines_) text += l + "\n";
+    write_text_file(options_.fib_trace, text, options_.reports.force);
+  }
+}
+
 int run_replay(const std::vector<std::string>& files, const JudgeJobOptions& o) {
   o.reports.check();
+  TraceReports extra(o);
   const auto t0 = Clock::now();
   ReplayOptions ro = o.replay;
   const bool quiet = o.quiet;
   ro.progress = [quiet](const CaseResult& r, int, int) {
     if (!quiet || r.verdict == Verdict::fail) print_case(stdout, r);
   };
-  return finish("replay", replay_files(files, ro), o, t0);
+  ro.judged = [&extra](const Trace& t, const CaseResult& r) { extra.add(t, r); };
+  const auto results = replay_files(files, ro);
+  extra.finish(stdout);
+  return finish("replay", results, o, t0);
 }
 
 int run_validate(const ValidateOptions& o) {
   namespace fs = std::filesystem;
   o.job.reports.check();
+  TraceReports extra(o.job);
   if (o.no_golden && !o.traces.empty()) throw UsageError("give --traces DIR or --no-golden, not both");
   std::string dir = o.traces;
   if (!dir.empty() && !fs::is_directory(dir)) throw UsageError("--traces " + dir + ": not a folder");
@@ -81,7 +117,9 @@ int run_validate(const ValidateOptions& o) {
     if (files.empty()) throw UsageError("validate: no *.h5 traces under " + dir);
     ReplayOptions ro = o.job.replay;
     ro.progress = progress("trace");
+    ro.judged = [&extra](const Trace& t, const CaseResult& r) { extra.add(t, r); };
     auto replayed = replay_files(files, ro);
+    extra.finish(stdout);
     results.insert(results.end(), replayed.begin(), replayed.end());
   }
   return finish("validate", results, o.job, t0);

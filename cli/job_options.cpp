@@ -13,6 +13,8 @@ void JudgeCliOptions::add_to(CLI::App* cmd, bool with_artifacts) {
                   "missing fails the case (default: a missing output is reported as not checked)");
   cmd->add_option("--json", reports.json, "write a JSON report");
   cmd->add_option("--junit", reports.junit, "write a JUnit XML report");
+  cmd->add_option("--fib-trace", fib_trace,
+                  "write the verdicts as flashinfer-bench Trace lines (JSONL), for its report tooling");
   cmd->add_flag("--force", reports.force, "replace existing report files");
   cmd->add_option("-j,--jobs", jobs, "threads (default: all cores)");
   if (with_artifacts) {
@@ -34,6 +36,7 @@ void JudgeCliOptions::apply(app::JudgeJobOptions& jo) const {
   jo.replay.artifacts.enabled = !no_artifacts;
   jo.replay.artifacts.dir = artifacts_dir;
   jo.reports = reports;
+  jo.fib_trace = fib_trace;
   jo.quiet = quiet;
 }
 

@@ -14,6 +14,7 @@ struct JudgeCliOptions {
   std::string require_outputs;  // "" = none
   std::string artifacts_dir = "podcheck-failures";
   app::ReportFiles reports;
+  std::string fib_trace;
   int jobs = 0;
   bool no_artifacts = false;
   bool quiet = false;

@@ -30,6 +30,8 @@ expect 0 "$pc" import flashinfer-dump dumps/pod_session -o edited.h5
 expect 1 "$pc" replay edited.h5 --no-artifacts
 grep -q "FAIL.*fi_dump_PODWithPagedKVCacheWrapper.run_call0002" out || { cat out; fail "failing call not named"; }
 grep -q "FAIL.*run_call0001\|FAIL.*run_call0003" out && fail "other layers fail"
+grep -q "capture summary" out || { cat out; fail "no capture summary"; }
+grep -qi "first failing call.*PODWithPagedKVCacheWrapper.run.*call 2\|first failing call.*run_call0002" out || { cat out; fail "first failing call not named in the summary"; }
 
 # bad dumps: exit 2, no output file
 rm -rf "$(ls -d dumps/pod_session/*PODWithPagedKVCacheWrapper.plan_call0001)"
@@ -60,6 +62,10 @@ if [ -d "$real/pod_layers" ]; then
     expect 0 "$pc" import flashinfer-dump "$real/$sc" -o "real_$sc.h5"
     expect 0 "$pc" replay "real_$sc.h5" --no-artifacts --require-outputs out
   done
+  expect 0 "$pc" replay real_serving.h5 --no-artifacts --fib-trace real_serving.jsonl
+  grep -q "all 9 calls of the capture pass" out || { cat out; fail "serving capture summary"; }
+  [ "$(wc -l < real_serving.jsonl)" -eq 9 ] || fail "fib trace lines"
+  [ "$(grep -c '"status":"PASSED"' real_serving.jsonl)" -eq 9 ] || fail "fib trace statuses"
   expect 2 "$pc" import flashinfer-dump "$real/pt_raw" -o real_pt.h5
   grep -q "FLASHINFER_DUMP_SAFETENSORS=1" out || { cat out; fail "real .pt message"; }
 fi
