@@ -31,6 +31,9 @@ struct ReplayOptions {
   Shard shard;                      // over the cases of all files, in order
   Artifacts artifacts;
   std::function<void(const CaseResult&, int done, int total)> progress;  // called after each verdict
+  // Called with each verdict of a trace that could be read, and the trace, before `progress` (the reports'
+  // heat maps are made there, while the outputs are at hand).
+  std::function<void(const CaseResult&, const Trace&)> on_trace;
 };
 
 // Profiles a trace is judged under: the forced one, else those its expectations name, else intended.

@@ -13,7 +13,7 @@ namespace podcheck::app {
 
 struct JudgeJobOptions {
   ReplayOptions replay;  // policy, profile, required outputs, case filter, shard, failure data
-  ReportFiles reports;   // --json / --junit
+  ReportFiles reports;   // --json / --junit / --html
   bool quiet = false;    // print failures and the summary only
 };
 
@@ -29,7 +29,7 @@ int run_validate(const ValidateOptions& options);
 
 struct MergeOptions {
   std::vector<std::string> inputs;
-  std::string output, junit;
+  std::string output, junit, html;  // html: the page of the merged cases, with the maps the reports carry
   bool force = false;
 };
 int run_merge(const MergeOptions& options);
