@@ -43,18 +43,7 @@ void finish_failure(CaseResult& r, const Trace& t, const std::string& file, Prof
   if (r.verdict != Verdict::fail) return;
   r.reproduce = reproduce_command(file, t.kase.id, profile, o.policy);
   if (!o.artifacts.enabled || r.status == Status::invalid_case) return;
-  try {
-    fs::create_directories(o.artifacts.dir);
-    const std::string path = (fs::path(o.artifacts.dir) / (file_stem_for(t.kase.id, profile) + ".h5")).string();
-    TraceWriteOptions wo;
-    wo.force = true;  // podcheck's own failure folder: the latest failure of a case replaces the previous one
-    wo.with_reference = true;
-    write_traces(path, {t}, wo);
-    r.artifact = path;
-    write_text_file(path + ".json", case_json(r).dump(2) + "\n", true);
-  } catch (const std::exception& e) {
-    r.artifact = std::string("(not written: ") + e.what() + ")";
-  }
+  write_failure_data(r, t, failure_data_path(o.artifacts, t.kase.id, profile));
 }
 
 // The verdict as judged, before any expectation.
@@ -86,6 +75,25 @@ CaseResult unreadable(const std::string& id, const std::string& file, const Repl
 }
 
 }  // namespace
+
+std::string failure_data_path(const Artifacts& a, const std::string& id, Profile profile) {
+  return (fs::path(a.dir) / (file_stem_for(id, profile) + ".h5")).string();
+}
+
+void write_failure_data(CaseResult& r, const Trace& t, const std::string& path) {
+  try {
+    const fs::path dir = fs::path(path).parent_path();
+    if (!dir.empty()) fs::create_directories(dir);
+    TraceWriteOptions wo;
+    wo.force = true;  // podcheck's own failure folder: the latest failure of a case replaces the previous one
+    wo.with_reference = true;
+    write_traces(path, {t}, wo);
+    r.artifact = path;
+    write_text_file(path + ".json", case_json(r).dump(2) + "\n", true);
+  } catch (const std::exception& e) {
+    r.artifact = std::string("(not written: ") + e.what() + ")";
+  }
+}
 
 std::string reproduce_command(const std::string& file, const std::string& id, Profile profile, Policy policy) {
   std::string cmd = fmt::format("podcheck replay {} --case {} --profile {}", shell_quote(file), shell_quote(id),

@@ -49,6 +49,13 @@ CaseResult replay_trace(const Trace& t, const std::string& file, Profile profile
 std::string reproduce_command(const std::string& file, const std::string& id, Profile profile,
                               validation::Policy policy);
 
+// Failure data of one judged case (what replay writes for a failing case): the file it goes to,
+// <dir>/<id>__<profile>.h5, and the writing itself — the trace with the reference outputs and diff/ plus
+// <path>.json with the verdict (case_json). write_failure_data sets r.artifact to the path, or to
+// "(not written: why)" when it cannot be written. Used by replay and by the Python module's assertions.
+std::string failure_data_path(const Artifacts& artifacts, const std::string& id, Profile profile);
+void write_failure_data(CaseResult& r, const Trace& t, const std::string& path);
+
 // Every *.h5 file under dir (recursively), sorted.
 std::vector<std::string> trace_files_under(const std::string& dir);
 

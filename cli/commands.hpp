@@ -20,6 +20,7 @@ void add_sweep(CLI::App& app, CommandResult& result);      // cli/cmd_sweep.cpp 
 void add_generate(CLI::App& app, CommandResult& result);   // cli/cmd_generate.cpp   (fixtures)
 void add_inspect(CLI::App& app, CommandResult& result);    // cli/cmd_inspect.cpp    (fixtures, traces)
 void add_import(CLI::App& app, CommandResult& result);     // cli/cmd_import.cpp     (traces)
+void add_export(CLI::App& app, CommandResult& result);     // cli/cmd_export.cpp     (traces)
 void add_replay(CLI::App& app, CommandResult& result);     // cli/cmd_replay.cpp     (validation)
 void add_validate(CLI::App& app, CommandResult& result);   // cli/cmd_validate.cpp   (validation)
 void add_merge(CLI::App& app, CommandResult& result);      // cli/cmd_merge.cpp      (validation)

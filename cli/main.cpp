@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   podcheck::cli::add_generate(app, result);
   podcheck::cli::add_inspect(app, result);
   podcheck::cli::add_import(app, result);
+  podcheck::cli::add_export(app, result);
   podcheck::cli::add_merge(app, result);
   podcheck::cli::add_plot(app, result);
   podcheck::cli::add_run(app, result);

@@ -22,11 +22,6 @@ else()
   target_link_libraries(podcheck_catch_main PUBLIC Catch2::Catch2)
 endif()
 
-# Small hand-specified cases with random inputs, shared by the module test suites (testing/case_builder.hpp).
-add_library(podcheck_test_cases STATIC ${PROJECT_SOURCE_DIR}/testing/case_builder.cpp)
-target_include_directories(podcheck_test_cases PUBLIC ${PROJECT_SOURCE_DIR})
-target_link_libraries(podcheck_test_cases PUBLIC podcheck::reference)
-
 # Path of the system python with h5py + numpy (Debian: /usr/bin/python3 with python3-h5py).
 find_program(PODCHECK_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
 if(NOT PODCHECK_PYTHON3)

@@ -39,7 +39,7 @@ RunStatus run_status_from_name(std::string_view);  // throws std::invalid_argume
 struct RunRecord {
   RunStatus status = RunStatus::ran;
   std::string message;  // why not supported / what failed / which guards, e.g. "out_d: 12 guard elements overwritten"
-  bool operator==(const RunRecord&) const = default;
+  bool operator==(const RunRecord& o) const { return status == o.status && message == o.message; }
 };
 
 // Quiet-NaN payloads podcheck writes before a launch (distinct from the canonical NaN a computation yields).

@@ -143,17 +143,17 @@ TEST_CASE("report targets are checked before any work: folders, non-regular file
 
 TEST_CASE("findings reach the JSON and JUnit reports beside the text", "[app][report][diagnosis]") {
   // one wrong head (5) of one decode request (3), as in validation/tests/test_diagnose.cpp
-  testing::CaseSpec cs;
+  CaseRecipe cs;
   cs.num_qo_heads = 8;
   cs.num_kv_heads = 2;
   cs.head_dim = 32;
   cs.seed = 3;
-  testing::SideSpec d;
+  SideRecipe d;
   d.qo_lens.assign(6, 1);
   d.kv_lens = {40, 70, 33, 90, 16, 51};
   d.spare_pages = 3;
   cs.decode = d;
-  const Case c = testing::build_case(cs);
+  const Case c = build_case(cs);
   auto obs = rounded_reference(c);
   const std::int64_t row = 3;
   for (int dim = 0; dim < c.head_dim; ++dim) {

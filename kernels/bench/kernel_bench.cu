@@ -1,19 +1,40 @@
-// podcheck bench kernel (see kernel_bench.hpp). Inputs are generated on the device (hash-based, never
-// zeros), so the large decode caches cost no host time.
+// podcheck bench kernel (see kernel_bench.hpp): ceilings, then per mix: the case built from its id,
+// uploaded once per rotation set, each kernel validated on it, then timed.
 #include "kernels/bench/kernel_bench.hpp"
 #include "kernels/host/cuda_check.hpp"
+#include "kernels/host/device_case.hpp"
+#include "kernels/host/kernel_runner.hpp"
 #include "kernels/pod/pod_launch.hpp"
 
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <memory>
-#include <numeric>
-#include <random>
+#include <optional>
 #include <stdexcept>
 
 namespace podcheck::kernels {
+
+const std::vector<BenchMix>& bench_mixes() {
+  static const std::vector<BenchMix> mixes = {
+      {"A p2048/2048c+d128x2048", "pod_bf16_h32kv8d128_ps16_nhd(qo_p=2048,kv_p=2048,causal,bs_d=128,kv_d=2048,seed=0)"},
+      {"B p1024@8192c+d64x4096", "pod_bf16_h32kv8d128_ps16_nhd(qo_p=1024,kv_p=8192,causal,bs_d=64,kv_d=4096,seed=0)"},
+      {"C p512/4096c+d256x1024", "pod_bf16_h32kv8d128_ps16_nhd(qo_p=512,kv_p=4096,causal,bs_d=256,kv_d=1024,seed=0)"},
+      {"BPOD 4x256c+d128x2048",
+       "bpod_bf16_h32kv8d128_ps16_nhd(qo_p=256+256+256+256,kv_p=1024+2048+3072+4096,causal,bs_d=128,kv_d=2048,seed=0)"},
+      {"G8 p128/1024c+d256x2048", "pod_bf16_h64kv8d128_ps16_nhd(qo_p=128,kv_p=1024,causal,bs_d=256,kv_d=2048,seed=0)"},
+  };
+  return mixes;
+}
+
+bool BenchReport::all_validated() const {
+  for (const BenchRow& r : rows)
+    if (!r.ours.ran || (!peer_name.empty() && !r.peer.ran)) return false;
+  return true;
+}
 
 namespace {
 
@@ -40,7 +61,6 @@ __global__ void fill_bf16(__nv_bfloat16* p, std::size_t n, unsigned seed) {
 
 struct DevBuf {
   void* p = nullptr;
-  DevBuf() = default;
   explicit DevBuf(std::size_t bytes) { CUDA_CHECK(cudaMalloc(&p, bytes)); }
   DevBuf(const DevBuf&) = delete;
   DevBuf& operator=(const DevBuf&) = delete;
@@ -54,130 +74,24 @@ void fill(void* p, std::size_t elems, unsigned seed) {
   CUDA_CHECK(cudaGetLastError());
 }
 
-template <class T>
-void* upload(const std::vector<T>& v, std::vector<std::unique_ptr<DevBuf>>& keep) {
-  keep.push_back(std::make_unique<DevBuf>(std::max<std::size_t>(v.size() * sizeof(T), 16)));
-  CUDA_CHECK(cudaMemcpy(keep.back()->p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return keep.back()->p;
-}
-
-struct Shape {
-  std::string name;
-  int qp, lp;       // prefill query rows, KV length (dense, causal, bottom-right aligned)
-  int batch, ld;    // decode requests, KV length each
-};
-
-constexpr int H = 32, HK = 8, D = 128, PS = 16;
-
-// One input set (both sides) and its problem.
-struct InputSet {
-  std::vector<std::unique_ptr<DevBuf>> keep;
-  std::vector<std::int32_t> qo_p, kvptr_p, last_p, qo_d, kvptr_d, last_d;
-  pod_problem prob{};
-};
-
-std::unique_ptr<InputSet> make_set(const Shape& s, unsigned seed) {
-  auto set = std::make_unique<InputSet>();
-  auto& k = set->keep;
-  auto alloc = [&](std::size_t elems, bool random) {
-    k.push_back(std::make_unique<DevBuf>(elems * 2));
-    if (random) fill(k.back()->p, elems, seed++);
-    return k.back()->p;
-  };
-  pod_problem& p = set->prob;
-  p.abi_version = POD_ABI_VERSION;
-  p.num_qo_heads = H;
-  p.num_kv_heads = HK;
-  p.head_dim = D;
-  p.dtype_q = p.dtype_kv = p.dtype_o = POD_DTYPE_BF16;
-  // prefill: dense single request, one page holding the sequence
-  pod_side& pf = p.prefill;
-  pf.present = 1;
-  pf.num_requests = 1;
-  set->qo_p = {0, s.qp};
-  set->kvptr_p = {0, 1};
-  set->last_p = {s.lp};
-  pf.qo_indptr = static_cast<const std::int32_t*>(upload(set->qo_p, k));
-  pf.qo_indptr_host = set->qo_p.data();
-  pf.q = alloc(std::size_t(s.qp) * H * D, true);
-  pf.q_stride_row = H * D;
-  pf.q_stride_head = D;
-  pf.kv.k = alloc(std::size_t(s.lp) * HK * D, true);
-  pf.kv.v = alloc(std::size_t(s.lp) * HK * D, true);
-  pf.kv.k_stride_page = pf.kv.v_stride_page = 0;
-  pf.kv.k_stride_slot = pf.kv.v_stride_slot = HK * D;
-  pf.kv.k_stride_head = pf.kv.v_stride_head = D;
-  pf.kv.page_size = s.lp;
-  pf.kv.indptr = static_cast<const std::int32_t*>(upload(set->kvptr_p, k));
-  pf.kv.indices = static_cast<const std::int32_t*>(upload(std::vector<std::int32_t>{0}, k));
-  pf.kv.last_page_len = static_cast<const std::int32_t*>(upload(set->last_p, k));
-  pf.kv.indptr_host = set->kvptr_p.data();
-  pf.kv.last_page_len_host = set->last_p.data();
-  pf.mask_mode = POD_MASK_CAUSAL;
-  pf.window_left = -1;
-  pf.sm_scale = 1.0f / std::sqrt(float(D));
-  pf.q_scale = pf.k_scale = pf.v_scale = 1.0f;
-  pf.o = alloc(std::size_t(s.qp) * H * D, false);
-  pf.o_stride_row = H * D;
-  pf.o_stride_head = D;
-  k.push_back(std::make_unique<DevBuf>(std::size_t(s.qp) * H * 4));
-  pf.lse = static_cast<float*>(k.back()->p);
-  pf.lse_stride_row = H;
-  // decode: paged, NHD, pages shuffled
-  pod_side& dc = p.decode;
-  dc = pf;
-  dc.mask_mode = POD_MASK_NONE;
-  const int ppr = (s.ld + PS - 1) / PS;
-  const int pages = s.batch * ppr;
-  set->qo_d.resize(s.batch + 1);
-  set->kvptr_d.resize(s.batch + 1);
-  for (int r = 0; r <= s.batch; ++r) {
-    set->qo_d[r] = r;
-    set->kvptr_d[r] = r * ppr;
-  }
-  set->last_d.assign(s.batch, s.ld - (ppr - 1) * PS);
-  std::vector<std::int32_t> idx(pages);
-  std::iota(idx.begin(), idx.end(), 0);
-  std::shuffle(idx.begin(), idx.end(), std::mt19937(seed));
-  dc.num_requests = s.batch;
-  dc.qo_indptr = static_cast<const std::int32_t*>(upload(set->qo_d, k));
-  dc.qo_indptr_host = set->qo_d.data();
-  dc.q = alloc(std::size_t(s.batch) * H * D, true);
-  dc.kv.k = alloc(std::size_t(pages) * PS * HK * D, true);
-  dc.kv.v = alloc(std::size_t(pages) * PS * HK * D, true);
-  dc.kv.k_stride_page = dc.kv.v_stride_page = std::int64_t(PS) * HK * D;
-  dc.kv.k_stride_slot = dc.kv.v_stride_slot = HK * D;
-  dc.kv.k_stride_head = dc.kv.v_stride_head = D;
-  dc.kv.page_size = PS;
-  dc.kv.indptr = static_cast<const std::int32_t*>(upload(set->kvptr_d, k));
-  dc.kv.indices = static_cast<const std::int32_t*>(upload(idx, k));
-  dc.kv.last_page_len = static_cast<const std::int32_t*>(upload(set->last_d, k));
-  dc.kv.indptr_host = set->kvptr_d.data();
-  dc.kv.last_page_len_host = set->last_d.data();
-  dc.o = alloc(std::size_t(s.batch) * H * D, false);
-  k.push_back(std::make_unique<DevBuf>(std::size_t(s.batch) * H * 4));
-  dc.lse = static_cast<float*>(k.back()->p);
-  return set;
-}
-
 double median(std::vector<float> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : (v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]));
 }
 
-// Median time of fn(rep) over reps after warm-up, with CUDA events around each call.
+// Median time of fn(rep) over reps after warm-up, with CUDA events on `stream` around each call.
 template <class F>
-double time_ms(int warmup, int reps, F&& fn) {
+double time_ms(cudaStream_t stream, int warmup, int reps, F&& fn) {
   cudaEvent_t a, b;
   CUDA_CHECK(cudaEventCreate(&a));
   CUDA_CHECK(cudaEventCreate(&b));
   for (int i = 0; i < warmup; ++i) fn(i);
-  CUDA_CHECK(cudaDeviceSynchronize());
+  CUDA_CHECK(cudaStreamSynchronize(stream));
   std::vector<float> t;
   for (int i = 0; i < reps; ++i) {
-    CUDA_CHECK(cudaEventRecord(a));
+    CUDA_CHECK(cudaEventRecord(a, stream));
     fn(warmup + i);
-    CUDA_CHECK(cudaEventRecord(b));
+    CUDA_CHECK(cudaEventRecord(b, stream));
     CUDA_CHECK(cudaEventSynchronize(b));
     float ms = 0;
     CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
@@ -188,22 +102,148 @@ double time_ms(int warmup, int reps, F&& fn) {
   return median(t);
 }
 
+// Work of one side: 4 D H_qo per (query row, visible key), causal bottom-right aware; bytes: q, o, K, V
+// once each (16-bit) plus the LSE.
+void side_work(const Case& c, const Side& s, double& flops, double& bytes) {
+  const int H = c.num_qo_heads, HK = c.num_kv_heads, D = c.head_dim;
+  double vis = 0, kv = 0;
+  for (int r = 0; r < s.num_requests(); ++r) {
+    const std::int64_t Q = s.qo_len(r), L = s.kv_len(r);
+    kv += double(L);
+    for (std::int64_t i = 0; i < Q; ++i)
+      vis += s.params.mask_mode == MaskMode::causal ? double(std::clamp<std::int64_t>(L - Q + i + 1, 0, L)) : double(L);
+  }
+  const double rows = double(s.num_rows());
+  flops = 4.0 * D * H * vis;
+  bytes = 2.0 * (2.0 * rows * H * D + 2.0 * kv * HK * D) + 4.0 * rows * H;
+}
+
+std::string scheduling_of(const pod_run_stats& st) {
+  return "grid " + std::to_string(st.grid_ctas) + ", items p/d " + std::to_string(st.items_prefill) + "/" +
+         std::to_string(st.items_decode) + ", splits p/d " + std::to_string(st.max_splits_prefill) + "/" +
+         std::to_string(st.max_splits_decode);
+}
+
+// One kernel behind a uniform interface: ours through PreparedPod (planned once per problem, as before),
+// a peer through its ABI (a port that plans inside run(), e.g. the FlashInfer port, caches its plan).
+class Timed {
+ public:
+  virtual ~Timed() = default;
+  virtual std::string prepare(const pod_problem& p, int set, int mode) = 0;  // "" or why not supported
+  virtual void launch(int set, int mode, cudaStream_t stream) = 0;
+  virtual pod_run_stats stats(int set, int mode) const = 0;
+};
+
+class Ours : public Timed {
+ public:
+  std::string prepare(const pod_problem& p, int set, int mode) override {
+    const pod_status st = podcheck_kernel_supports(&p);
+    if (st != POD_OK) return podcheck_kernel_last_error();
+    prepared_[{set, mode}] = std::make_unique<PreparedPod>(p);
+    return "";
+  }
+  void launch(int set, int mode, cudaStream_t stream) override { prepared_.at({set, mode})->launch(stream); }
+  pod_run_stats stats(int set, int mode) const override { return prepared_.at({set, mode})->stats(); }
+
+ private:
+  std::map<std::pair<int, int>, std::unique_ptr<PreparedPod>> prepared_;
+};
+
+class Peer : public Timed {
+ public:
+  explicit Peer(const KernelHandle& h) : vt_(h.vtable()) {}
+  std::string prepare(const pod_problem& p, int set, int mode) override {
+    pod_problem& q = problems_[{set, mode}];
+    q = p;
+    q.stats = &stats_[{set, mode}];
+    return vt_.supports(&q) == POD_OK ? "" : vt_.last_error();
+  }
+  void launch(int set, int mode, cudaStream_t stream) override {
+    const pod_status st = vt_.run(&problems_.at({set, mode}), stream);
+    if (st != POD_OK) throw std::runtime_error(std::string("peer kernel: ") + vt_.last_error());
+  }
+  pod_run_stats stats(int set, int mode) const override { return stats_.at({set, mode}); }
+
+ private:
+  pod_kernel_vtable vt_;
+  std::map<std::pair<int, int>, pod_problem> problems_;
+  std::map<std::pair<int, int>, pod_run_stats> stats_;
+};
+
+// Validation on set 0 (fused; then prefill alone and decode alone into one output set), then timings.
+KernelTimes bench_one(Timed& k, const Case& c, std::vector<std::unique_ptr<DeviceCase>>& sets, const BenchOptions& o,
+                      bool peer, cudaStream_t stream) {
+  KernelTimes t;
+  const bool both = c.prefill && c.decode;
+  const std::vector<int> modes = both ? std::vector<int>{0, 1, 2} : std::vector<int>{0};
+  for (std::size_t s = 0; s < sets.size(); ++s)
+    for (int m : modes) {
+      pod_problem p = sets[s]->problem();
+      p.only_side = m;
+      if (std::string why = k.prepare(p, int(s), m); !why.empty()) {
+        t.failure = "not supported: " + why;
+        return t;
+      }
+    }
+  auto check_run = [&](const std::vector<int>& run_modes, const char* what) -> bool {
+    DeviceCase& dc = *sets[0];
+    dc.poison();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    for (int m : run_modes) k.launch(0, m, stream);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    CUDA_CHECK(cudaGetLastError());
+    if (const std::string g = dc.check_guards(); !g.empty()) {
+      t.failure = std::string(what) + ": out-of-bounds writes: " + g;
+      return false;
+    }
+    if (const std::string why = o.hooks.validate(c, dc.download(), peer); !why.empty()) {
+      t.failure = std::string(what) + ": " + why;
+      return false;
+    }
+    return true;
+  };
+  if (!check_run({0}, "fused launch")) return t;
+  if (both && !check_run({1, 2}, "prefill alone + decode alone")) return t;
+  t.scheduling = scheduling_of(k.stats(0, 0));
+  const int n = int(sets.size());
+  for (int m : modes) {
+    const double ms = time_ms(stream, o.warmup, o.reps, [&](int i) { k.launch(i % n, m, stream); });
+    (m == 0 ? t.fused_ms : m == 1 ? t.prefill_ms : t.decode_ms) = ms;
+  }
+  t.ran = true;
+  return t;
+}
+
 }  // namespace
 
 BenchReport run_kernel_bench(const BenchOptions& o) {
+  if (!o.hooks.make_case || !o.hooks.validate)
+    throw std::runtime_error("bench kernel: make_case and validate hooks are required (cases are validated before timing)");
   BenchReport rep;
   rep.device = device_description();
   rep.version = build_version();
+  std::optional<KernelHandle> peer_lib;
+  if (!o.peer.empty()) {
+    peer_lib.emplace(KernelHandle::load(o.peer));
+    rep.peer_name = peer_lib->name() + " " + peer_lib->version();
+  }
   int dev = 0;
   CUDA_CHECK(cudaGetDevice(&dev));
   int l2 = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+  // A blocking stream (ordered with the legacy default stream), as PyTorch's default stream is: FlashInfer's
+  // single POD clears its scheduler counters with cudaMemset on the legacy stream (SPEC 11.14).
+  cudaStream_t stream = nullptr;
+  CUDA_CHECK(cudaStreamCreate(&stream));
 
   {  // ceiling 1: device-to-device copy of 2 GiB (bytes read + written)
     const std::size_t bytes = std::size_t(2) << 30;
     DevBuf src(bytes), dst(bytes);
     fill(src.p, bytes / 2, 7);
-    const double ms = time_ms(3, 10, [&](int) { CUDA_CHECK(cudaMemcpyAsync(dst.p, src.p, bytes, cudaMemcpyDeviceToDevice)); });
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const double ms = time_ms(stream, 3, 10, [&](int) {
+      CUDA_CHECK(cudaMemcpyAsync(dst.p, src.p, bytes, cudaMemcpyDeviceToDevice, stream));
+    });
     rep.copy_tbps = 2.0 * bytes / (ms * 1e-3) / 1e12;
   }
   {  // ceiling 2: cuBLAS bf16 GEMM 8192^3, fp32 accumulate, random inputs
@@ -211,10 +251,12 @@ BenchReport run_kernel_bench(const BenchOptions& o) {
     DevBuf a(std::size_t(n) * n * 2), b(std::size_t(n) * n * 2), c(std::size_t(n) * n * 2);
     fill(a.p, std::size_t(n) * n, 11);
     fill(b.p, std::size_t(n) * n, 12);
+    CUDA_CHECK(cudaDeviceSynchronize());
     cublasHandle_t h;
     CUBLAS_CHECK(cublasCreate(&h));
+    CUBLAS_CHECK(cublasSetStream(h, stream));
     const float alpha = 1.f, beta = 0.f;
-    const double ms = time_ms(3, 10, [&](int) {
+    const double ms = time_ms(stream, 3, 10, [&](int) {
       CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a.p, CUDA_R_16BF, n, b.p, CUDA_R_16BF, n,
                                 &beta, c.p, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     });
@@ -222,68 +264,78 @@ BenchReport run_kernel_bench(const BenchOptions& o) {
     rep.gemm_tflops = 2.0 * n * double(n) * n / (ms * 1e-3) / 1e12;
   }
 
-  const Shape shapes[] = {
-      {"p2048/2048c + d128x2048", 2048, 2048, 128, 2048},
-      {"p1024@8192c + d64x4096", 1024, 8192, 64, 4096},
-      {"p512/4096c + d256x1024", 512, 4096, 256, 1024},
-  };
-  for (const Shape& s : shapes) {
+  for (const BenchMix& mix : bench_mixes()) {
     BenchRow row;
-    row.name = s.name;
-    // Work: prefill causal bottom-right (row i sees lp - qp + i + 1 keys), decode full.
-    double vis = 0;
-    for (int i = 0; i < s.qp; ++i) vis += s.lp - s.qp + i + 1;
-    row.flops_p = 4.0 * D * H * vis;
-    row.flops_d = 4.0 * D * H * double(s.ld) * s.batch;
-    row.bytes_p = 2.0 * (2.0 * s.qp * H * D + 2.0 * s.lp * HK * D) + 4.0 * s.qp * H;
-    row.bytes_d = 2.0 * (2.0 * s.batch * H * D + 2.0 * double(s.batch) * s.ld * HK * D) + 4.0 * s.batch * H;
+    row.mix = mix;
+    const Case c = o.hooks.make_case(mix.id);
+    if (c.prefill) side_work(c, *c.prefill, row.flops_p, row.bytes_p);
+    if (c.decode) side_work(c, *c.decode, row.flops_d, row.bytes_d);
     row.flops = row.flops_p + row.flops_d;
     row.bytes = row.bytes_p + row.bytes_d;
-    const int sets = std::clamp(int(std::ceil(4.0 * l2 / row.bytes)), 2, 8);
-    row.rotation_sets = sets;
-    std::vector<std::unique_ptr<InputSet>> in;
-    for (int i = 0; i < sets; ++i) in.push_back(make_set(s, 100 + 17 * i));
-    CUDA_CHECK(cudaDeviceSynchronize());
-    for (int mode = 0; mode < 3; ++mode) {  // 0 fused, 1 prefill alone, 2 decode alone
-      std::vector<std::unique_ptr<PreparedPod>> prepared;
-      for (auto& set : in) {
-        set->prob.only_side = mode;
-        prepared.push_back(std::make_unique<PreparedPod>(set->prob));
-      }
-      const double ms = time_ms(o.warmup, o.reps, [&](int i) { prepared[i % sets]->launch(nullptr); });
-      (mode == 0 ? row.fused_ms : mode == 1 ? row.prefill_ms : row.decode_ms) = ms;
-      if (mode == 0) {
-        const pod_run_stats& st = prepared[0]->stats();
-        row.scheduling = "grid " + std::to_string(st.grid_ctas) + ", items p/d " + std::to_string(st.items_prefill) +
-                         "/" + std::to_string(st.items_decode) + ", splits p/d " +
-                         std::to_string(st.max_splits_prefill) + "/" + std::to_string(st.max_splits_decode);
-      }
+    row.rotation_sets = std::clamp(int(std::ceil(4.0 * l2 / row.bytes)), 2, 8);
+    std::vector<std::unique_ptr<DeviceCase>> sets;
+    for (int i = 0; i < row.rotation_sets; ++i) sets.push_back(std::make_unique<DeviceCase>(c));
+    {
+      Ours ours;
+      row.ours = bench_one(ours, c, sets, o, false, stream);
     }
-    rep.rows.push_back(row);
+    if (peer_lib) {
+      Peer peer(*peer_lib);
+      row.peer = bench_one(peer, c, sets, o, true, stream);
+    }
+    rep.rows.push_back(std::move(row));
   }
+  cudaStreamDestroy(stream);
   return rep;
 }
 
 void print_bench(const BenchReport& r, std::FILE* f) {
   std::fprintf(f, "podcheck bench kernel: %s on %s\n", r.version.c_str(), r.device.c_str());
+  if (!r.peer_name.empty()) std::fprintf(f, "peer: %s\n", r.peer_name.c_str());
   std::fprintf(f, "ceilings measured in this run: D2D copy %.2f TB/s (read+write), cuBLAS bf16 GEMM %.0f TFLOP/s\n",
                r.copy_tbps, r.gemm_tflops);
-  std::fprintf(f, "shapes: bf16, 32 qo / 8 kv heads, D128, decode paged (page 16, NHD, pages shuffled), prefill dense causal\n");
-  std::fprintf(f, "%-26s %9s %9s %9s %9s %8s %8s %6s %7s %6s\n", "case", "fused ms", "pref ms", "dec ms", "serial",
-               "fus/ser", "TFLOP/s", "%gemm", "TB/s", "%copy");
+  std::fprintf(f, "cases (validated before timing, calibrated policy):\n");
+  for (const BenchRow& w : r.rows) std::fprintf(f, "  %-24s %s\n", w.mix.name.c_str(), w.mix.id.c_str());
+  auto table = [&](const char* who, KernelTimes BenchRow::*k) {
+    std::fprintf(f, "%s:\n%-24s %9s %9s %9s %9s %8s %8s %6s %7s %6s\n", who, "case", "fused ms", "pref ms", "dec ms",
+                 "serial", "fus/ser", "TFLOP/s", "%gemm", "TB/s", "%copy");
+    for (const BenchRow& w : r.rows) {
+      const KernelTimes& t = w.*k;
+      if (!t.ran) {
+        std::fprintf(f, "%-24s not timed: %s\n", w.mix.name.c_str(), t.failure.c_str());
+        continue;
+      }
+      const bool both = t.prefill_ms > 0;
+      const double serial = t.prefill_ms + t.decode_ms;
+      const double tf = w.flops / (t.fused_ms * 1e-3) / 1e12, tb = w.bytes / (t.fused_ms * 1e-3) / 1e12;
+      std::fprintf(f, "%-24s %9.3f %9.3f %9.3f %9.3f %8.2f %8.1f %5.1f%% %7.2f %5.1f%%\n", w.mix.name.c_str(), t.fused_ms,
+                   t.prefill_ms, t.decode_ms, serial, both ? t.fused_ms / serial : 0.0, tf, 100 * tf / r.gemm_tflops, tb,
+                   100 * tb / r.copy_tbps);
+    }
+    std::fprintf(f, "%s per side alone (achieved):\n", who);
+    for (const BenchRow& w : r.rows) {
+      const KernelTimes& t = w.*k;
+      if (!t.ran || t.prefill_ms <= 0) continue;
+      std::fprintf(f, "  %-24s prefill %.1f TFLOP/s (%.1f%% gemm) | decode %.2f TB/s (%.1f%% copy) | %s, %d input sets\n",
+                   w.mix.name.c_str(), w.flops_p / (t.prefill_ms * 1e-3) / 1e12,
+                   100 * w.flops_p / (t.prefill_ms * 1e-3) / 1e12 / r.gemm_tflops, w.bytes_d / (t.decode_ms * 1e-3) / 1e12,
+                   100 * w.bytes_d / (t.decode_ms * 1e-3) / 1e12 / r.copy_tbps, t.scheduling.c_str(), w.rotation_sets);
+    }
+  };
+  table("ours", &BenchRow::ours);
+  if (r.peer_name.empty()) return;
+  table("peer", &BenchRow::peer);
+  std::fprintf(f, "ours / peer (same cases, inputs, rotation and stream; > 1: ours slower):\n%-24s %9s %9s %9s\n", "case",
+               "fused", "prefill", "decode");
   for (const BenchRow& w : r.rows) {
-    const double serial = w.prefill_ms + w.decode_ms;
-    const double tf = w.flops / (w.fused_ms * 1e-3) / 1e12, tb = w.bytes / (w.fused_ms * 1e-3) / 1e12;
-    std::fprintf(f, "%-26s %9.3f %9.3f %9.3f %9.3f %8.2f %8.1f %5.1f%% %7.2f %5.1f%%\n", w.name.c_str(), w.fused_ms,
-                 w.prefill_ms, w.decode_ms, serial, w.fused_ms / serial, tf, 100 * tf / r.gemm_tflops, tb,
-                 100 * tb / r.copy_tbps);
+    if (!w.ours.ran || !w.peer.ran) {
+      std::fprintf(f, "%-24s (not both timed)\n", w.mix.name.c_str());
+      continue;
+    }
+    auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+    std::fprintf(f, "%-24s %9.2f %9.2f %9.2f\n", w.mix.name.c_str(), ratio(w.ours.fused_ms, w.peer.fused_ms),
+                 ratio(w.ours.prefill_ms, w.peer.prefill_ms), ratio(w.ours.decode_ms, w.peer.decode_ms));
   }
-  std::fprintf(f, "per side alone (achieved):\n");
-  for (const BenchRow& w : r.rows)
-    std::fprintf(f, "  %-26s prefill %.1f TFLOP/s (%.1f%% gemm) | decode %.2f TB/s (%.1f%% copy) | %s, %d input sets\n",
-                 w.name.c_str(), w.flops_p / (w.prefill_ms * 1e-3) / 1e12,
-                 100 * w.flops_p / (w.prefill_ms * 1e-3) / 1e12 / r.gemm_tflops, w.bytes_d / (w.decode_ms * 1e-3) / 1e12,
-                 100 * w.bytes_d / (w.decode_ms * 1e-3) / 1e12 / r.copy_tbps, w.scheduling.c_str(), w.rotation_sets);
 }
 
 }  // namespace podcheck::kernels

@@ -1,36 +1,69 @@
-// podcheck bench kernel: times podcheck-cuda on fixed POD shapes (fused launch, each side alone, serial
-// sum) against ceilings measured in the same run (a large device-to-device copy; a cuBLAS bf16 GEMM).
-// CUDA-event medians after warm-up; input sets rotated so that they do not sit in L2.
+// podcheck bench kernel: times podcheck-cuda, and optionally a peer port (a shared library implementing the
+// kernel ABI, e.g. libpodcheck_flashinfer.so), on fixed POD mixes: fused launch, each side alone, serial
+// sum, against ceilings measured in the same run (a large device-to-device copy; a cuBLAS bf16 GEMM).
+//
+// Every mix is a canonical case id (fixtures/case_spec.hpp): its inputs are the generator's, and before
+// anything is timed each kernel runs the case once and the outputs are judged (the `validate` hook:
+// validation::judge under the calibrated policy, supplied by the caller since kernels/ does not depend on
+// validation/): the fused launch, and the two one-sided launches writing one output set together. A kernel
+// that fails is not timed on that mix. Timings are CUDA-event medians after warm-up, on one stream, over
+// rotated copies of the validated inputs (so that they do not sit in L2); ours and the peer's use the same
+// copies.
 #pragma once
 
+#include "reference/case.hpp"
+#include "reference/outputs.hpp"
+
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace podcheck::kernels {
 
+struct BenchMix {
+  std::string name;  // short label, e.g. "A p2048/2048c+d128x2048"
+  std::string id;    // canonical case id
+};
+const std::vector<BenchMix>& bench_mixes();  // A, B, C (the three historical shapes), BatchPOD, decode-heavy g=8
+
+struct BenchHooks {
+  std::function<Case(const std::string& id)> make_case;  // fixtures' make_case
+  // "" when the outputs pass, else one line saying why; `peer` selects the profile the peer is read under.
+  std::function<std::string(const Case& c, const KernelOutputs& observed, bool peer)> validate;
+};
+
 struct BenchOptions {
   int warmup = 5;
   int reps = 30;
+  std::string peer;  // path of a port's shared library; "" = ours only
+  BenchHooks hooks;  // required
+};
+
+struct KernelTimes {
+  bool ran = false;        // validated and timed
+  std::string failure;     // why not (validation failure, not supported, error)
+  double fused_ms = 0, prefill_ms = 0, decode_ms = 0;  // medians
+  std::string scheduling;  // grid, items, splits (as the kernel reports them)
 };
 
 struct BenchRow {
-  std::string name;
-  double fused_ms = 0, prefill_ms = 0, decode_ms = 0;  // medians
-  double flops = 0, bytes = 0;                          // whole POD (both sides), causal-aware
+  BenchMix mix;
+  double flops = 0, bytes = 0;  // whole POD (both sides), causal-aware
   double flops_p = 0, flops_d = 0, bytes_p = 0, bytes_d = 0;
   int rotation_sets = 0;
-  std::string scheduling;  // grid, items, splits
+  KernelTimes ours, peer;
 };
 
 struct BenchReport {
-  std::string device, version;
-  double copy_tbps = 0;     // device-to-device copy, bytes read + written
-  double gemm_tflops = 0;   // cuBLAS bf16 GEMM 8192^3, fp32 accumulate, random inputs
+  std::string device, version, peer_name;  // peer_name "" without a peer
+  double copy_tbps = 0;    // device-to-device copy, bytes read + written
+  double gemm_tflops = 0;  // cuBLAS bf16 GEMM 8192^3, fp32 accumulate, random inputs
   std::vector<BenchRow> rows;
+  bool all_validated() const;  // every kernel ran every mix
 };
 
-BenchReport run_kernel_bench(const BenchOptions& options);  // throws CudaError
+BenchReport run_kernel_bench(const BenchOptions& options);  // throws CudaError, std::runtime_error
 void print_bench(const BenchReport& report, std::FILE* out);
 
 }  // namespace podcheck::kernels

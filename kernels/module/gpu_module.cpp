@@ -49,7 +49,11 @@ std::unique_ptr<KernelRunner> builtin_kernel() { return std::make_unique<Runner>
 std::unique_ptr<KernelRunner> load_kernel(const std::string& path) {
   return std::make_unique<Runner>(KernelHandle::load(path), false);
 }
-void bench_kernel(const BenchOptions& o, std::FILE* out) { print_bench(run_kernel_bench(o), out); }
+bool bench_kernel(const BenchOptions& o, std::FILE* out) {
+  const BenchReport report = run_kernel_bench(o);
+  print_bench(report, out);
+  return report.all_validated();
+}
 
 const GpuModule kModule{kGpuModuleVersion, &gpu_unavailable_reason, &device_description, &driver_version,
                         &builtin_kernel,    &load_kernel,            &bench_kernel};

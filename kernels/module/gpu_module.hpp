@@ -14,7 +14,7 @@
 
 namespace podcheck::kernels {
 
-inline constexpr std::uint32_t kGpuModuleVersion = 1;  // bumped when GpuModule changes shape
+inline constexpr std::uint32_t kGpuModuleVersion = 2;  // bumped when GpuModule changes shape
 
 // One kernel (podcheck's own, or a port loaded from its shared library), ready to run cases.
 class KernelRunner {
@@ -34,7 +34,8 @@ struct GpuModule {
   std::string (*driver_version)();
   std::unique_ptr<KernelRunner> (*builtin_kernel)();                     // podcheck-cuda
   std::unique_ptr<KernelRunner> (*load_kernel)(const std::string& path);  // a port; throws std::runtime_error
-  void (*bench_kernel)(const BenchOptions& options, std::FILE* out);     // `podcheck bench kernel`; throws
+  // `podcheck bench kernel`: prints the table; false when a kernel failed validation on a mix. Throws.
+  bool (*bench_kernel)(const BenchOptions& options, std::FILE* out);
 };
 
 }  // namespace podcheck::kernels

@@ -1,14 +1,14 @@
-// Hand-built POD cases (see test_cases.hpp): the kernel tests' spec mapped onto the shared test builder.
+// Hand-built POD cases (see test_cases.hpp): the kernel tests' spec mapped onto the one case builder (fixtures).
 #include "kernels/tests/test_cases.hpp"
 
-#include "testing/case_builder.hpp"
+#include "fixtures/case_builder.hpp"
 
 namespace podcheck::kernels::test {
 
 namespace {
 
-testing::SideSpec side_spec(const CaseSpec& c, const SideSpec& s) {
-  testing::SideSpec t;
+SideRecipe side_spec(const CaseSpec& c, const SideSpec& s) {
+  SideRecipe t;
   t.paged = s.paged;
   t.layout = c.layout;
   t.stacked = s.stacked;
@@ -21,27 +21,28 @@ testing::SideSpec side_spec(const CaseSpec& c, const SideSpec& s) {
   t.params.q_scale = s.q_scale;
   t.params.k_scale = s.k_scale;
   t.params.v_scale = s.v_scale;
-  t.custom_density = s.custom_density;
+  t.custom_visible_quarters = static_cast<int>(s.custom_density * 4 + 0.5);
   return t;
 }
 
 }  // namespace
 
 Case build_case(const CaseSpec& spec) {
-  testing::CaseSpec t;
+  CaseRecipe t;
   t.id = spec.name;
   t.seed = spec.seed;
   t.num_qo_heads = spec.heads;
   t.num_kv_heads = spec.kv_heads;
   t.head_dim = spec.head_dim;
-  t.dtype_q = t.dtype_o = spec.dtype_q;
+  t.dtype_q = spec.dtype_q;
+  t.dtype_o = spec.dtype_q;
   t.dtype_kv = spec.dtype_kv;
   t.lse_base = spec.lse_base;
   // fp8 KV drawn wider so that its coarse grid is exercised (q stays N(0, 1))
-  t.kv_value_scale = is_float8(spec.dtype_kv) ? 4.0 : 1.0;
+  t.k_amp = t.v_amp = is_float8(spec.dtype_kv) ? 4.0 : 1.0;
   if (spec.prefill.present) t.prefill = side_spec(spec, spec.prefill);
   if (spec.decode.present) t.decode = side_spec(spec, spec.decode);
-  return testing::build_case(t);
+  return build_case(t);
 }
 
 }  // namespace podcheck::kernels::test

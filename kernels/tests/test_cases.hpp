@@ -1,6 +1,5 @@
-// Hand-built POD cases for the kernels tests (independent of the sweep generator, so these tests run
-// whatever state fixtures/ is in): a per-case spec (one layout and page size for both sides) built by the
-// shared test builder (testing/case_builder.hpp): random inputs from std::mt19937_64, pages shuffled.
+// Hand-built POD cases for the kernels tests: a per-case spec (one layout and page size for both sides, the
+// kernels tests' defaults) mapped onto a CaseRecipe and built by the one case builder (fixtures/case_builder.hpp).
 #pragma once
 
 #include "reference/case.hpp"
@@ -19,7 +18,7 @@ struct SideSpec {
   int window_left = -1;
   bool stacked = false;
   double q_scale = 1, k_scale = 1, v_scale = 1;
-  double custom_density = 0.5;      // custom mask: probability a bit is set (0: all rows empty)
+  double custom_density = 0.5;      // custom mask: probability a bit is set, to the nearest quarter (0: all rows empty)
 };
 
 struct CaseSpec {

@@ -2,8 +2,15 @@
 # One device call: configure + build on the GPU machine, run the GPU tests, optionally podcheck run /
 # sanitizers / bench, everything logged under $OUT. Usage: kernels/tools/device_run.sh [steps...]
 # steps: tests | sanitize | run-quick | run-default | run-full (traces by id, then replay) | golden | bench
-#        faulty (traces of the two broken test ports: a crashed launch, a guard overwrite)
-#        check-quick | check-default | check-full   (default: tests)
+#        faulty (traces of the two broken test ports: a crashed launch, a guard overwrite) | captures (real
+#        FlashInfer API-logging dumps; carry traces/captures/.flashinfer)
+#        check-quick | check-default | check-full | port | profiles   (default: tests)
+# port: build libpodcheck_flashinfer.so (kernels/ports/flashinfer, docs/PORTS.md) from FLASHINFER_DIR (default
+# ../.flashinfer) into /tmp/build-fi (kept while the machine stays warm), then KERNEL_LIB and PEER point to it.
+# KERNEL_LIB=path.so: check-*, run-* and golden run that port (--kernel-lib) instead of podcheck-cuda;
+# PEER=path.so: bench also times that port (--peer). FULL_SHARDS="a/n b/n": check-full runs each shard in turn.
+# profiles: the cases check-* found incorrect, recorded again by id and replayed under flashinfer-pod and
+# flashinfer ($OUT/profile_<tier>_<profile>.json). GOLDEN_IDS / GOLDEN_OUT: the golden step's id list and file.
 # check-*: the tier judged by `podcheck run --check` (no traces kept), cut into PROCS x SUB (default 4) shards
 # that PROCS processes take from a queue until CHECK_TIMEOUT (check-full: full-tier shard FULL_SHARD, default
 # 0/11, ~2,046 cases; SHARDS="a/n b/n ..." runs exactly those shards instead). Results: per shard its last
@@ -25,19 +32,33 @@ if [ -n "${PREBUILT:-}" ]; then
   export PODCHECK_STUB_PORT=$PWD/$PREBUILT/podcheck_stub_port.so
   export PODCHECK_GPU_MODULE=$PWD/$PREBUILT/libpodcheck_gpu.so  # podcheck loads it for run / bench kernel
 else
-  B=/tmp/build-dev
+  B=${B:-/tmp/build-dev}
   log "configure"
   cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 > "$OUT/configure.log" 2>&1 \
     || { tail -30 "$OUT/configure.log"; exit 1; }
   TARGETS="kernels_tests"
-  case " $STEPS " in *run-*|*check-*|*bench*|*golden*|*sanitize*|*faulty*) TARGETS="$TARGETS podcheck";; esac
+  case " $STEPS " in *run-*|*check-*|*bench*|*golden*|*sanitize*|*profiles*|*faulty*) TARGETS="$TARGETS podcheck";; esac
   case " $STEPS " in *faulty*) TARGETS="$TARGETS podcheck_faulty_crash podcheck_faulty_guard";; esac
   log "build $TARGETS"
   cmake --build $B -j16 --target $TARGETS > "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" "$OUT/build.log" | head -40; exit 1; }
   PODCHECK=$B/cli/podcheck; KTESTS=$B/kernels/kernels_tests; FAULTY_DIR=$B/kernels
 fi
+KSEL="--kernel podcheck-cuda"
+[ -n "${KERNEL_LIB:-}" ] && KSEL="--kernel-lib $KERNEL_LIB"
 for s in $STEPS; do
   case $s in
+    port)
+      FI=${FLASHINFER_DIR:-$PWD/../.flashinfer}; BF=/tmp/build-fi
+      SO=$BF/kernels/ports/flashinfer/libpodcheck_flashinfer.so
+      if [ -f $SO ] && [ -z "${REBUILD_PORT:-}" ]; then log "port: reusing $SO (warm machine)"; else
+        log "port: configure with PODCHECK_FLASHINFER_DIR=$FI"
+        cmake -S . -B $BF -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DPODCHECK_BUILD_TESTS=OFF \
+          -DPODCHECK_FLASHINFER_DIR=$FI > "$OUT/port_configure.log" 2>&1 || { tail -30 "$OUT/port_configure.log"; exit 1; }
+        t0=$(date +%s)
+        cmake --build $BF -j16 --target podcheck_flashinfer > "$OUT/port_build.log" 2>&1 || { grep -E "error|FAILED" "$OUT/port_build.log" | head -40; exit 1; }
+        echo "port build: $(( $(date +%s) - t0 )) s, $(stat -c %s $SO) bytes" | tee -a "$OUT/summary.txt"
+      fi
+      KERNEL_LIB=${KERNEL_LIB:-$SO}; PEER=${PEER:-$SO}; KSEL="--kernel-lib $KERNEL_LIB";;
     tests)
       log "kernels_tests"
       $KTESTS "~[provenance]" > "$OUT/tests.log" 2>&1; echo "kernels_tests rc=$?" | tee -a "$OUT/summary.txt"
@@ -54,12 +75,15 @@ for s in $STEPS; do
         echo "$tool podcheck run (6 tier cases) rc=$?" | tee -a "$OUT/summary.txt"; tail -3 "$OUT/sanitize_run_$tool.log" | tee -a "$OUT/summary.txt"
       done;;
     check-quick|check-default|check-full)
-      t=${s#check-}; mkdir -p /tmp/ck; pids=""; shards=""
+      tier=${s#check-}
+      for k0 in $( [ $tier = full ] && echo ${FULL_SHARDS:-${FULL_SHARD:-0/11}} || echo all ); do
+      t=$tier; [ $tier = full ] && [ -n "${FULL_SHARDS:-}" ] && t=full_${k0%/*}_${k0#*/}
+      mkdir -p /tmp/ck; pids=""; shards=""
       rm -f /tmp/ck/${t}_* /tmp/ck/rc_$t.txt  # a warm machine keeps /tmp: no verdicts or rc lines of an earlier call
       if [ -n "${SHARDS:-}" ]; then
         shards=" $SHARDS"  # explicit list, e.g. the sub-shards of a shard that did not finish
-      elif [ $t = full ]; then
-        k0=${FULL_SHARD:-0/11}; k=${k0%/*}; n=${k0#*/}; m=$((PROCS * ${SUB:-4}))
+      elif [ $tier = full ]; then
+        k=${k0%/*}; n=${k0#*/}; m=$((PROCS * ${SUB:-4}))
         for ((p = 0; p < m; ++p)); do shards="$shards $((k + p * n))/$((n * m))"; done
       else
         m=$((PROCS * ${SUB:-4}))
@@ -69,11 +93,11 @@ for s in $STEPS; do
       # heavy and light ones); at the time box, running shards stop and unstarted ones are listed
       log "check tier $t: shards$shards, $PROCS at a time, until ${CHECK_TIMEOUT:-560} s"
       deadline=$(( $(date +%s) + ${CHECK_TIMEOUT:-560} ))
-      export PODCHECK t deadline
+      export PODCHECK t tier deadline KSEL
       printf '%s\n' $shards | cat -n | xargs -P $PROCS -L 1 bash -c '
         left=$(( deadline - $(date +%s) )); name=/tmp/ck/${t}_$0.log
         if [ $left -le 0 ]; then echo "shard $1 not started (time box)" >> /tmp/ck/rc_$t.txt; exit 0; fi
-        OMP_NUM_THREADS=1 timeout $left $PODCHECK run --tier $t --shard $1 --check --json /tmp/ck/${t}_$0.json > $name 2>&1
+        OMP_NUM_THREADS=1 timeout $left $PODCHECK run $KSEL --tier $tier --shard $1 --check --json /tmp/ck/${t}_$0.json > $name 2>&1
         echo "$t shard $1 rc=$?" >> /tmp/ck/rc_$t.txt'
       for f in /tmp/ck/${t}_*.log; do grep -E "^podcheck run:|^  \.\.\." $f | tail -1; done > "$OUT/check_$t.txt"
       cat /tmp/ck/rc_$t.txt >> "$OUT/check_$t.txt"
@@ -81,13 +105,27 @@ for s in $STEPS; do
       $PODCHECK merge /tmp/ck/${t}_*.json -o "$OUT/check_$t.json" --force >> "$OUT/check_$t.txt" 2>&1
       grep -h -v -E "^podcheck run:|^  \.\.\.|^\[NS\]" /tmp/ck/${t}_*.log | cut -c1-400 | head -400 > "$OUT/bad_$t.txt"
       grep -h "^\[NS\]" /tmp/ck/${t}_*.log | sed 's/^\[NS\] *[^:]*: //' | sort | uniq -c > "$OUT/ns_$t.txt"
-      log "check tier $t done"; tail -n 4 "$OUT/check_$t.txt"; head -c 3000 "$OUT/bad_$t.txt";;
+      log "check tier $t done"; tail -n 4 "$OUT/check_$t.txt"; head -c 1500 "$OUT/bad_$t.txt"
+      done;;
+    profiles)
+      # incorrect cases of every check_*.json here, recorded again by id and replayed under the POD profiles
+      for j in "$OUT"/check_*.json; do
+        t=$(basename $j .json); t=${t#check_}
+        python3 -c 'import json,sys; [print("--case=" + c["id"]) for c in json.load(open(sys.argv[1]))["cases"] if c["status"] == "incorrect"]' $j > /tmp/prof_$t.ids
+        [ -s /tmp/prof_$t.ids ] || continue
+        log "profiles $t: $(wc -l < /tmp/prof_$t.ids) incorrect cases"
+        timeout ${PROFILE_TIMEOUT:-300} $PODCHECK run $KSEL $(cat /tmp/prof_$t.ids | tr '\n' ' ') -o /tmp/prof_$t.h5 --force --inputs-by-id > "$OUT/prof_run_$t.log" 2>&1
+        for p in flashinfer-pod flashinfer; do
+          timeout ${PROFILE_TIMEOUT:-300} $PODCHECK replay /tmp/prof_$t.h5 --profile $p -q --no-artifacts --json "$OUT/profile_${t}_$p.json" --force > "$OUT/profile_${t}_$p.log" 2>&1
+          echo "profile $p on $t: $(tail -1 "$OUT/profile_${t}_$p.log" | cut -c1-200)" | tee -a "$OUT/summary.txt"
+        done
+      done;;
     run-quick|run-default|run-full)
       # traces for replay elsewhere: recorded by id (no judging here), then judged once by replay
       t=${s#run-}; mkdir -p /tmp/tr; extra=""
       [ $t = full ] && extra="--shard ${FULL_SHARD:-0/11}"
       log "podcheck run tier $t $extra"
-      $PODCHECK run --kernel podcheck-cuda --tier $t $extra -o /tmp/tr/$t.h5 --force --inputs-by-id > "$OUT/run_$t.log" 2>&1
+      $PODCHECK run $KSEL --tier $t $extra -o /tmp/tr/$t.h5 --force --inputs-by-id > "$OUT/run_$t.log" 2>&1
       echo "run $t rc=$?" | tee -a "$OUT/summary.txt"; tail -3 "$OUT/run_$t.log" | tee -a "$OUT/summary.txt"
       log "podcheck replay $t"
       $PODCHECK replay /tmp/tr/$t.h5 -q --no-artifacts --json "$OUT/replay_$t.json" --force > "$OUT/replay_$t.log" 2>&1
@@ -96,9 +134,16 @@ for s in $STEPS; do
       # the cases of kernels/tools/golden_ids.txt (pick_golden.py: every supported feature, ~1.7 MB of
       # outputs), stored by id; copy the file to traces/golden/podcheck-cuda/ to have CI replay it
       log "golden traces"
-      ids=$(sed 's/^/--case=/' kernels/tools/golden_ids.txt | tr '\n' ' ')
-      $PODCHECK run --kernel podcheck-cuda $ids -o "$OUT/podcheck_cuda_golden_h200.h5" --force --inputs-by-id --check > "$OUT/golden.log" 2>&1
+      ids=$(grep -v '^#' ${GOLDEN_IDS:-kernels/tools/golden_ids.txt} | sed 's/^/--case=/' | tr '\n' ' ')
+      GO=${GOLDEN_OUT:-podcheck_cuda_golden_h200.h5}
+      $PODCHECK run $KSEL $ids -o "$OUT/$GO" --force --inputs-by-id --check > "$OUT/golden.log" 2>&1
       echo "golden rc=$?" | tee -a "$OUT/summary.txt"; tail -2 "$OUT/golden.log" | tee -a "$OUT/summary.txt"; ls -la "$OUT"/*.h5;;
+    captures)
+      # real FlashInfer API-logging dumps (traces/tools/capture_flashinfer_dumps.py; carry traces/captures/.flashinfer)
+      log "FlashInfer API-logging captures"
+      PYTHONUNBUFFERED=1 timeout ${CAPTURE_TIMEOUT:-180} python3 traces/tools/capture_flashinfer_dumps.py \
+        --api-logging traces/captures/.flashinfer/api_logging.py --out "$OUT" > "$OUT/captures.log" 2>&1
+      echo "captures rc=$?" | tee -a "$OUT/summary.txt"; tail -5 "$OUT/captures.log" | tee -a "$OUT/summary.txt";;
     faulty)
       # golden traces of a crashed launch and of a guard-band overwrite (kernels/tests/faulty_port.cu), for
       # traces/golden/faulty-ports/: two small cases each, stored by id
@@ -112,7 +157,7 @@ for s in $STEPS; do
       done;;
     bench)
       log "bench kernel"
-      $PODCHECK bench kernel > "$OUT/bench.log" 2>&1; echo "bench rc=$?" | tee -a "$OUT/summary.txt"
+      $PODCHECK bench kernel ${PEER:+--peer $PEER} > "$OUT/bench.log" 2>&1; echo "bench rc=$?" | tee -a "$OUT/summary.txt"
       PYTHONUNBUFFERED=1 python3 kernels/bench/sdpa_peer.py > "$OUT/sdpa.log" 2>&1; echo "sdpa rc=$?" | tee -a "$OUT/summary.txt"
       cat "$OUT/bench.log" "$OUT/sdpa.log";;
   esac

@@ -8,7 +8,7 @@ RandomDraw random_case(std::uint64_t seed) {
   auto chance = [&](double p) { return std::uniform_real_distribution<double>(0, 1)(rng) < p; };
   RandomDraw out;
   std::string& sum = out.summary;
-  CaseSpec cs;
+  CaseRecipe cs;
   cs.seed = seed;
   const int heads[][2] = {{1, 1}, {2, 1}, {4, 2}, {4, 4}, {6, 2}, {8, 1}, {3, 3}};
   const int hp = pick(7);
@@ -21,13 +21,13 @@ RandomDraw random_case(std::uint64_t seed) {
   cs.dtype_q = qd[pick(3)];
   cs.dtype_kv = kd[pick(5)];
   cs.dtype_o = cs.dtype_q;
-  cs.value_scale = chance(0.2) ? 3.0 : 1.0;
+  cs.q_amp = cs.k_amp = chance(0.2) ? 3.0 : 1.0;
   sum += "h" + std::to_string(cs.num_qo_heads) + "/" + std::to_string(cs.num_kv_heads) + " d" +
          std::to_string(cs.head_dim) + " " + std::string(dtype_name(cs.dtype_q)) + "/" +
          std::string(dtype_name(cs.dtype_kv));
 
   auto draw_side = [&](SideKind kind) {
-    SideSpec ss;
+    SideRecipe ss;
     const bool dense = kind == SideKind::prefill && chance(0.35);
     ss.paged = !dense;
     ss.layout = chance(0.5) ? Layout::NHD : Layout::HND;
@@ -48,7 +48,7 @@ RandomDraw random_case(std::uint64_t seed) {
     const int mm = pick(3);
     p.mask_mode = mm == 0 ? MaskMode::none : mm == 1 ? MaskMode::causal : MaskMode::custom;
     ss.custom_empty_rows = chance(0.4);
-    ss.custom_density = chance(0.3) ? 0.15 : 0.7;
+    ss.custom_visible_quarters = chance(0.3) ? 1 : 3;
     if (chance(0.35)) p.window_left = pick(12);
     const int pe = pick(4);
     p.pos_encoding = pe == 1 ? PosEncoding::rope_llama : pe == 2 ? PosEncoding::alibi : PosEncoding::none;

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "reference/reference.hpp"
-#include "testing/case_builder.hpp"
+#include "fixtures/case_builder.hpp"
 
 #include <cstdint>
 #include <random>

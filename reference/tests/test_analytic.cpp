@@ -15,9 +15,6 @@
 #include <random>
 
 using namespace podcheck;
-using podcheck::testing::build_case;
-using podcheck::testing::CaseSpec;
-using podcheck::testing::SideSpec;
 
 namespace {
 
@@ -27,13 +24,13 @@ constexpr double kSame = 1e-13;  // two storages of the same data: only summatio
 Side restore(const Case& c, const Side& s, bool paged, Layout layout, bool stacked, int page_size, unsigned seed,
              int repeat_kv = 1) {
   const int Hkv = c.num_kv_heads * repeat_kv, D = c.head_dim;
-  CaseSpec cs;
+  CaseRecipe cs;
   cs.num_qo_heads = c.num_qo_heads;
   cs.num_kv_heads = Hkv;
   cs.head_dim = D;
   cs.dtype_q = c.dtype_q;
   cs.dtype_kv = c.dtype_kv;
-  SideSpec ss;
+  SideRecipe ss;
   ss.paged = paged;
   ss.layout = layout;
   ss.stacked = stacked;
@@ -69,13 +66,13 @@ Side restore(const Case& c, const Side& s, bool paged, Layout layout, bool stack
 }
 
 Case base_case(MaskMode mode, int window, PosEncoding pe) {
-  CaseSpec cs;
+  CaseRecipe cs;
   cs.num_qo_heads = 4;
   cs.num_kv_heads = 2;
   cs.head_dim = 16;
   cs.dtype_q = DType::bfloat16;
   cs.dtype_kv = DType::float16;
-  SideSpec ss;
+  SideRecipe ss;
   ss.paged = false;
   ss.qo_lens = {11};
   ss.kv_lens = {23};
@@ -117,11 +114,11 @@ TEST_CASE("storage does not matter: NHD == HND, dense == paged, page order, stac
 
 TEST_CASE("permuting page ids changes nothing", "[reference]") {
   auto draw = podcheck::testing::random_case(7);
-  CaseSpec cs;
+  CaseRecipe cs;
   cs.num_qo_heads = 2;
   cs.num_kv_heads = 1;
   cs.head_dim = 8;
-  SideSpec ss;
+  SideRecipe ss;
   ss.page_size = 3;
   ss.qo_lens = {1, 1, 1, 1};
   ss.kv_lens = {10, 1, 7, 12};
@@ -216,11 +213,11 @@ TEST_CASE("a single visible key gives its V row and LSE = logit / ln 2", "[refer
 
 TEST_CASE("fully masked rows give 0 and -inf", "[reference]") {
   // Causal with kv_len < qo_len: rows with p_i < 0 see nothing (SPEC §2.3, §3.3).
-  CaseSpec cs;
+  CaseRecipe cs;
   cs.num_qo_heads = 2;
   cs.num_kv_heads = 1;
   cs.head_dim = 8;
-  SideSpec ss;
+  SideRecipe ss;
   ss.page_size = 4;
   ss.qo_lens = {6, 3};
   ss.kv_lens = {2, 0};
@@ -250,12 +247,12 @@ TEST_CASE("longer cases through the shared-KV branch agree with naive", "[refere
   const MaskMode modes[] = {MaskMode::causal, MaskMode::custom, MaskMode::none, MaskMode::causal};
   const PosEncoding pes[] = {PosEncoding::rope_llama, PosEncoding::none, PosEncoding::alibi, PosEncoding::none};
   for (int t = 0; t < 4; ++t) {
-    CaseSpec cs;
+    CaseRecipe cs;
     cs.num_qo_heads = 4;
     cs.num_kv_heads = 2;
     cs.head_dim = 8;
     cs.dtype_kv = t == 3 ? DType::float8_e4m3fn : DType::bfloat16;
-    SideSpec ss;
+    SideRecipe ss;
     ss.paged = t % 2 == 0;
     ss.page_size = 16;
     ss.layout = t == 2 ? Layout::HND : Layout::NHD;

@@ -10,23 +10,20 @@
 #include <string>
 
 using namespace podcheck;
-using podcheck::testing::build_case;
-using podcheck::testing::CaseSpec;
-using podcheck::testing::SideSpec;
 
 namespace {
 
-CaseSpec pod_spec() {
-  CaseSpec cs;
+CaseRecipe pod_spec() {
+  CaseRecipe cs;
   cs.num_qo_heads = 4;
   cs.num_kv_heads = 2;
   cs.head_dim = 8;
-  SideSpec p;
+  SideRecipe p;
   p.paged = false;
   p.qo_lens = {5};
   p.kv_lens = {7};
   p.params.mask_mode = MaskMode::causal;
-  SideSpec d;
+  SideRecipe d;
   d.page_size = 4;
   d.qo_lens = {1, 1, 1};
   d.kv_lens = {9, 4, 1};
@@ -143,7 +140,7 @@ TEST_CASE("validate_case refuses malformed cases with a clear message", "[refere
             }),
             "custom mask of request 0 has 4 bytes, expected 5"));
   // The message names the case and the side.
-  CHECK(has(refusal([](Case& c) { c.decode->kv.pages.indices[2] = 99; }), "case 'test_case_seed1', decode side"));
+  CHECK(has(refusal([](Case& c) { c.decode->kv.pages.indices[2] = 99; }), "case 'recipe_seed0', decode side"));
   // A causal row that sees nothing (kv_len < qo_len) is valid: it is an empty row, not an error.
   CHECK(refusal([](Case& c) { c.prefill->kv.k.shape[0] = 2; c.prefill->kv.k.bytes.resize(2 * 2 * 8 * 2);
                                c.prefill->kv.v = c.prefill->kv.k; }).empty());
@@ -169,7 +166,7 @@ TEST_CASE("default ALiBi slopes and effective logit scale", "[reference][case]")
 }
 
 TEST_CASE("profiles change only what the kernel family ignores", "[reference][case]") {
-  CaseSpec cs = pod_spec();
+  CaseRecipe cs = pod_spec();
   cs.prefill->params.pos_encoding = PosEncoding::rope_llama;
   cs.prefill->params.k_scale = 2.0;
   cs.prefill->params.logits_soft_cap = 30;

@@ -79,20 +79,17 @@ TEST_CASE("naive double reference agrees with 50-digit arithmetic", "[reference]
 }
 
 TEST_CASE("min_bytes counts each visible key once, Q, and the float64 outputs", "[reference]") {
-  using podcheck::testing::build_case;
-  using podcheck::testing::CaseSpec;
-  using podcheck::testing::SideSpec;
-  CaseSpec cs;
+        CaseRecipe cs;
   cs.num_qo_heads = 4;
   cs.num_kv_heads = 2;
   cs.head_dim = 16;
   cs.dtype_q = cs.dtype_kv = DType::float16;
-  SideSpec dec;
+  SideRecipe dec;
   dec.qo_lens = {1, 1};
   dec.kv_lens = {10, 7};
   cs.decode = dec;
   // Prefill: 4 rows at positions 6..9 of 10 keys, causal, window 1: rows see [5,7), [6,8), [7,9), [8,10).
-  SideSpec pre;
+  SideRecipe pre;
   pre.qo_lens = {4};
   pre.kv_lens = {10};
   pre.params.mask_mode = MaskMode::causal;

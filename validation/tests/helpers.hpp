@@ -5,7 +5,7 @@
 #include "reference/case.hpp"
 #include "reference/outputs.hpp"
 #include "reference/reference.hpp"
-#include "testing/case_builder.hpp"
+#include "fixtures/case_builder.hpp"
 #include "testing/catch.hpp"
 #include "validation/judge.hpp"
 
@@ -39,16 +39,16 @@ struct PodSpec {
 
 // Single POD: dense NHD prefill + paged NHD decode over shuffled pages (3 spare pages).
 inline Case make_pod(const PodSpec& s) {
-  testing::CaseSpec cs;
+  CaseRecipe cs;
   cs.id = "test_pod_seed" + std::to_string(s.seed);
   cs.seed = s.seed;
   cs.num_qo_heads = s.heads;
   cs.num_kv_heads = s.kv_heads;
   cs.head_dim = s.head_dim;
-  cs.dtype_q = cs.dtype_kv = cs.dtype_o = s.dtype;
-  cs.kv_value_scale = 1.0;
+  cs.dtype_q = cs.dtype_kv = s.dtype;
+  cs.dtype_o = cs.dtype_q;
   if (s.qo_p > 0) {
-    testing::SideSpec p;
+    SideRecipe p;
     p.paged = false;
     p.qo_lens = {s.qo_p};
     p.kv_lens = {s.kv_p};
@@ -56,14 +56,14 @@ inline Case make_pod(const PodSpec& s) {
     cs.prefill = p;
   }
   if (!s.kv_d.empty()) {
-    testing::SideSpec d;
+    SideRecipe d;
     d.page_size = s.page_size;
     d.spare_pages = 3;
     d.qo_lens.assign(s.kv_d.size(), 1);
     d.kv_lens.assign(s.kv_d.begin(), s.kv_d.end());
     cs.decode = d;
   }
-  return testing::build_case(cs);
+  return build_case(cs);
 }
 
 // The best a kernel can do: the reference (under `sem`) rounded once to dtype_o / float32.

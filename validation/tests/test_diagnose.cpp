@@ -16,9 +16,6 @@ using namespace podcheck;
 using namespace podcheck::validation;
 using podcheck::testhelp::out_index;
 using podcheck::testhelp::rounded_reference;
-using podcheck::testing::build_case;
-using podcheck::testing::CaseSpec;
-using podcheck::testing::SideSpec;
 
 namespace {
 
@@ -62,12 +59,12 @@ bool blames_pages(const CaseResult& r) {
 // A decode batch: `kv_lens` requests of one row, paged (page 16), heads/kv_heads, fp16.
 Case decode_case(std::vector<std::int64_t> kv_lens, int heads = 8, int kv_heads = 2, int page = 16,
                  std::uint64_t seed = 3) {
-  CaseSpec cs;
+  CaseRecipe cs;
   cs.num_qo_heads = heads;
   cs.num_kv_heads = kv_heads;
   cs.head_dim = 32;
   cs.seed = seed;
-  SideSpec d;
+  SideRecipe d;
   d.page_size = page;
   d.qo_lens.assign(kv_lens.size(), 1);
   d.kv_lens = std::move(kv_lens);
@@ -79,12 +76,12 @@ Case decode_case(std::vector<std::int64_t> kv_lens, int heads = 8, int kv_heads 
 // A paged prefill batch (one side), causal unless told otherwise.
 Case prefill_case(std::vector<std::int64_t> qo, std::vector<std::int64_t> kv, int heads = 4, int kv_heads = 2,
                   MaskMode mode = MaskMode::causal, int page = 16, std::uint64_t seed = 4) {
-  CaseSpec cs;
+  CaseRecipe cs;
   cs.num_qo_heads = heads;
   cs.num_kv_heads = kv_heads;
   cs.head_dim = 32;
   cs.seed = seed;
-  SideSpec p;
+  SideRecipe p;
   p.page_size = page;
   p.qo_lens = std::move(qo);
   p.kv_lens = std::move(kv);
@@ -188,23 +185,26 @@ TEST_CASE("rows that see keys the mask hides: the error rows are those a shifted
 }
 
 TEST_CASE("one request's pages swapped: a page permutation explains it", "[validation][diagnosis]") {
-  const Case c = decode_case({40, 70, 33, 90, 16, 51});
+  // Request 3 has 40 rows over 90 keys on 6 pages; a causal prefill row sees a prefix of the keys, so
+  // which page sits where matters (for a decode row only the set of keys does, and the unused slots of a last
+  // page hold NaN). Its pages 1 and 4 are read swapped.
+  const Case c = prefill_case({12, 12, 12, 40}, {40, 70, 33, 90}, 4, 2, MaskMode::causal, 16, 3);
   Case shuffled = c;
-  auto& pt = shuffled.decode->kv.pages;
-  std::swap(pt.indices[pt.indptr[3] + 1], pt.indices[pt.indptr[3] + 5]);  // request 3: 6 pages, the last holds 10
+  auto& pt = shuffled.prefill->kv.pages;
+  std::swap(pt.indices[pt.indptr[3] + 1], pt.indices[pt.indptr[3] + 4]);
   auto obs = rounded_reference(c);
   const auto wrong = rounded_reference(shuffled);
-  obs.out_d = wrong.out_d;
-  obs.lse_d = wrong.lse_d;
+  obs.out_p = wrong.out_p;
+  obs.lse_p = wrong.lse_p;
   const CaseResult r = run(c, obs);
   CAPTURE(all_diagnosis(r));
   const Finding& f = first(r);
   CHECK(f.kind == "page-permutation");
-  CHECK(f.text.find("confined to decode request 3") != std::string::npos);
-  const auto& ix = c.decode->kv.pages.indices;
-  const auto b = c.decode->kv.pages.indptr[3];
-  CHECK(f.text.find("pages " + std::to_string(ix[b + 1]) + " and " + std::to_string(ix[b + 5]) +
-                    " (positions 1 and 5) swapped") != std::string::npos);
+  CHECK(f.text.find("confined to prefill request 3") != std::string::npos);
+  const auto& ix = c.prefill->kv.pages.indices;
+  const auto b = c.prefill->kv.pages.indptr[3];
+  CHECK(f.text.find("pages " + std::to_string(ix[b + 1]) + " and " + std::to_string(ix[b + 4]) +
+                    " (positions 1 and 4) swapped") != std::string::npos);
   CHECK(has_range(f, "request", 3, 3));
 }
 
@@ -395,17 +395,17 @@ TEST_CASE("only the LSE wrong, and how: base, sign, offset; only the output; a c
 }
 
 TEST_CASE("only one side wrong", "[validation][diagnosis]") {
-  CaseSpec cs;
+  CaseRecipe cs;
   cs.num_qo_heads = 4;
   cs.num_kv_heads = 2;
   cs.head_dim = 32;
-  SideSpec p;
+  SideRecipe p;
   p.paged = false;
   p.qo_lens = {9};
   p.kv_lens = {20};
   p.params.mask_mode = MaskMode::causal;
   cs.prefill = p;
-  SideSpec d;
+  SideRecipe d;
   d.qo_lens = {1, 1, 1};
   d.kv_lens = {20, 35, 50};
   cs.decode = d;

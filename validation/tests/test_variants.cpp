@@ -5,7 +5,7 @@
 #include "testing/catch.hpp"
 
 #include "reference/reference.hpp"
-#include "testing/case_builder.hpp"
+#include "fixtures/case_builder.hpp"
 #include "validation/variants.hpp"
 
 #include <cmath>
@@ -13,9 +13,6 @@
 
 using namespace podcheck;
 using namespace podcheck::validation;
-using podcheck::testing::build_case;
-using podcheck::testing::CaseSpec;
-using podcheck::testing::SideSpec;
 
 namespace {
 
@@ -32,13 +29,14 @@ bool has_variant(const std::vector<Variant>& vs, const std::string& prefix) {
   return false;
 }
 
-CaseSpec dense_prefill(std::int64_t Q, std::int64_t L, MaskMode mode, int heads = 4, int kv_heads = 2) {
-  CaseSpec cs;
+CaseRecipe dense_prefill(std::int64_t Q, std::int64_t L, MaskMode mode, int heads = 4, int kv_heads = 2) {
+  CaseRecipe cs;
   cs.num_qo_heads = heads;
   cs.num_kv_heads = kv_heads;
   cs.head_dim = 8;
-  cs.dtype_q = cs.dtype_kv = cs.dtype_o = DType::float32;
-  SideSpec ss;
+  cs.dtype_q = cs.dtype_kv = DType::float32;
+  cs.dtype_o = cs.dtype_q;
+  SideRecipe ss;
   ss.paged = false;
   ss.qo_lens = {Q};
   ss.kv_lens = {L};
@@ -64,7 +62,7 @@ Side first_keys(const Side& s, std::int64_t n) {
 TEST_CASE("variant GQA h % H_kv equals an MHA case whose kv head h is the GQA case's kv head h % H_kv",
           "[validation][variants]") {
   for (PosEncoding pe : {PosEncoding::none, PosEncoding::alibi}) {
-    CaseSpec cs = dense_prefill(5, 9, MaskMode::causal, 8, 2);
+    CaseRecipe cs = dense_prefill(5, 9, MaskMode::causal, 8, 2);
     cs.prefill->params.pos_encoding = pe;
     const Case c = build_case(cs);
     // MHA: 8 kv heads, kv head h = the GQA case's kv head h % 2 (NHD [L, H_kv, D]).
@@ -102,12 +100,13 @@ TEST_CASE("variant causal top-left equals bottom-right causal over the first Q k
 TEST_CASE("variant page table ignored reads pages indptr[r], indptr[r] + 1, ... of the pool", "[validation][variants]") {
   // V of pool page p is p everywhere and all keys are equal: the output is the token-weighted mean of the
   // page ids a request reads.
-  CaseSpec cs;
+  CaseRecipe cs;
   cs.num_qo_heads = 2;
   cs.num_kv_heads = 1;
   cs.head_dim = 4;
-  cs.dtype_q = cs.dtype_kv = cs.dtype_o = DType::float32;
-  SideSpec ss;
+  cs.dtype_q = cs.dtype_kv = DType::float32;
+  cs.dtype_o = cs.dtype_q;
+  SideRecipe ss;
   ss.page_size = 3;
   ss.qo_lens = {1, 1, 1};
   ss.kv_lens = {7, 2, 6};  // pages 3, 1, 2; request 0 ends with 1 token in its last page
@@ -140,7 +139,7 @@ TEST_CASE("variant page table ignored reads pages indptr[r], indptr[r] + 1, ... 
 TEST_CASE("variants window_left +- 1 average over one key more or less", "[validation][variants]") {
   // Equal keys: a row's output is the mean of the V rows it sees; non-causal with window 3, row i (position
   // i + L - Q) sees keys [pos - w, L).
-  CaseSpec cs = dense_prefill(4, 12, MaskMode::none, 2, 1);
+  CaseRecipe cs = dense_prefill(4, 12, MaskMode::none, 2, 1);
   cs.prefill->params.window_left = 3;
   Case c = build_case(cs);
   Side& s = *c.prefill;
@@ -167,7 +166,7 @@ TEST_CASE("variants window_left +- 1 average over one key more or less", "[valid
 TEST_CASE("variant ALiBi at true positions: LSE shifted by slope*(L - Q) without a cap, one capped row by hand",
           "[validation][variants]") {
   SECTION("no soft cap: softmax is shift invariant, only the LSE moves") {
-    CaseSpec cs = dense_prefill(5, 13, MaskMode::causal);
+    CaseRecipe cs = dense_prefill(5, 13, MaskMode::causal);
     cs.prefill->params.pos_encoding = PosEncoding::alibi;
     const Case c = build_case(cs);
     const SideResult base = reference_fast_side(c, SideKind::prefill);
@@ -184,7 +183,7 @@ TEST_CASE("variant ALiBi at true positions: LSE shifted by slope*(L - Q) without
       }
   }
   SECTION("soft cap: one row of one head computed here") {
-    CaseSpec cs = dense_prefill(2, 4, MaskMode::none, 1, 1);
+    CaseRecipe cs = dense_prefill(2, 4, MaskMode::none, 1, 1);
     cs.prefill->params.pos_encoding = PosEncoding::alibi;
     cs.prefill->params.alibi_slopes = {0.75};
     cs.prefill->params.logits_soft_cap = 2.0;
@@ -212,7 +211,7 @@ TEST_CASE("variant ALiBi at true positions: LSE shifted by slope*(L - Q) without
     }
   }
   SECTION("not offered when a request has fewer keys than query rows") {
-    CaseSpec cs = dense_prefill(6, 4, MaskMode::none);
+    CaseRecipe cs = dense_prefill(6, 4, MaskMode::none);
     cs.prefill->params.pos_encoding = PosEncoding::alibi;
     CHECK(!has_variant(semantic_variants(build_case(cs), Semantics{}), "ALiBi at true positions"));
   }
