@@ -18,7 +18,8 @@ namespace podcheck::app {
 
 struct HtmlOptions {
   std::string title = "podcheck report";  // e.g. "podcheck validate"
-  int max_maps_cases = 100;               // failing cases drawn with maps (later ones: text only, with a note)
+  int max_maps_cases = 100;               // failing cases drawn with maps (later ones: text only, with a note;
+                                          // report_maps.hpp's kMaxMapCases)
 };
 
 // The page. Throws std::invalid_argument when the report is not a podcheck report (no 'cases' list) or a

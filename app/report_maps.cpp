@@ -191,6 +191,11 @@ void ReportExtras::add(const CaseResult& r, const Case& c, const KernelOutputs& 
   nlohmann::json& e = extras_[key_of(r.source, r.id, r.profile)];
   e["case"] = case_info(c);
   if (!wants_maps(r)) return;
+  if (map_cases_ >= max_map_cases) {
+    e["heat_maps_note"] = fmt::format("heat maps left out: a report carries the maps of its first {} failing cases", max_map_cases);
+    return;
+  }
+  ++map_cases_;
   try {
     e["heat_maps"] = heat_maps_json(report_heat_maps(c, observed, policy_from_name(r.policy), profile_from_name(r.profile)));
   } catch (const std::exception& err) {

@@ -29,6 +29,10 @@ using validation::HeatMap;
 // side stacked, to at most this many row bins (every request keeps at least one).
 inline constexpr int kMaxHeadBins = 64;
 inline constexpr std::int64_t kMaxPanelRowBins = 128;
+// At most this many failing cases of one run (or one shard) get maps, and a page draws at most this many: a
+// map costs about what judging the case did (the reference and the emulator again), and a broken kernel can
+// fail thousands of cases. Later ones carry a note instead.
+inline constexpr int kMaxMapCases = 100;
 
 // {kind: "single"|"batch"|"prefill"|"decode", dtype: "f16" | "bf16" | "f16/e4m3" (q, then kv when it differs),
 //  heads: "32/8", head_dim, features: ["causal", "gqa", "paged", ...]} (docs/VALIDATION.md lists them).
@@ -60,9 +64,11 @@ class ReportExtras {
   // Adds "case", "heat_maps" and "heat_maps_note" to the cases of a report_json() that have them.
   void attach(nlohmann::json& report) const;
   std::size_t size() const { return extras_.size(); }
+  int max_map_cases = kMaxMapCases;
 
  private:
   std::map<std::string, nlohmann::json> extras_;
+  int map_cases_ = 0;
 };
 
 }  // namespace podcheck::app

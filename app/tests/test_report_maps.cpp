@@ -217,4 +217,17 @@ TEST_CASE("report maps: case attributes, and extras attached to the JSON report'
   CHECK_FALSE(rep["cases"][0].contains("heat_maps"));
   REQUIRE(rep["cases"][1].contains("heat_maps"));
   CHECK(rep["cases"][1]["heat_maps"].size() == 10);
+
+  // a run carries the maps of its first max_map_cases failing cases only; later ones say so
+  ReportExtras capped;
+  capped.max_map_cases = 1;
+  CaseResult wrong2 = wrong;
+  wrong2.source = "c.h5";
+  capped.add(wrong, c, bad);
+  capped.add(wrong2, c, bad);
+  nlohmann::json rep2 = report_json({wrong, wrong2}, summarize({wrong, wrong2}, 0));
+  capped.attach(rep2);
+  CHECK(rep2["cases"][0].contains("heat_maps"));
+  CHECK_FALSE(rep2["cases"][1].contains("heat_maps"));
+  CHECK(rep2["cases"][1].value("heat_maps_note", "").find("first 1 failing cases") != std::string::npos);
 }
