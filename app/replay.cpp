@@ -168,8 +168,9 @@ std::vector<CaseResult> replay_files(const std::vector<std::string>& files, cons
       const bool same_as_intended = profile_changes_nothing(p, t.kase);
       CaseResult r = same_as_intended && plain ? *plain : judged(t, file, p, o);
       if (same_as_intended && !plain) plain = r;
-      emit(finished(std::move(r), t, file, p, o));
-      if (o.judged) o.judged(t, out.back());
+      CaseResult done_r = finished(std::move(r), t, file, p, o);
+      if (o.on_trace) o.on_trace(done_r, t);
+      emit(std::move(done_r));
     }
   }
   return out;

@@ -31,9 +31,10 @@ struct ReplayOptions {
   Shard shard;                      // over the cases of all files, in order
   Artifacts artifacts;
   std::function<void(const CaseResult&, int done, int total)> progress;  // called after each verdict
-  // Called after each verdict of a case that could be read, with its trace (reports that need the case or its
-  // provenance: flashinfer-bench lines, the capture summary of a FlashInfer dump).
-  std::function<void(const Trace&, const CaseResult&)> judged;
+  // Called with each verdict of a trace that could be read, and the trace, before `progress`: what reports
+  // need from the case (the heat maps, made while the outputs are at hand; flashinfer-bench lines; the
+  // capture summary of a FlashInfer dump).
+  std::function<void(const CaseResult&, const Trace&)> on_trace;
 };
 
 // Profiles a trace is judged under: the forced one, else those its expectations name, else intended.

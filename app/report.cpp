@@ -2,6 +2,8 @@
 #include "app/report.hpp"
 
 #include "app/errors.hpp"
+#include "app/html_report.hpp"
+#include "app/report_maps.hpp"
 #include "app/text_file.hpp"
 
 #include <fmt/format.h>
@@ -366,18 +368,27 @@ nlohmann::json merge_reports(const std::vector<std::string>& paths) {
 }
 
 void ReportFiles::check() const {
-  for (const auto& p : {json, junit})
+  for (const auto& p : {json, junit, html})
     if (!p.empty()) check_writable_target(p, force);
   if (!json.empty() && json == junit) throw UsageError("--json and --junit name the same file '" + json + "'");
+  if (!html.empty() && (html == json || html == junit))
+    throw UsageError("--html names the same file as --" + std::string(html == json ? "json" : "junit") + ": '" + html + "'");
 }
 
-void ReportFiles::write(const std::vector<CaseResult>& results, const Summary& s) const {
-  if (json.empty() && junit.empty()) return;
-  const nlohmann::json rep = report_json(results, s);
+void ReportFiles::write(const std::vector<CaseResult>& results, const Summary& s, const ReportExtras* extras,
+                        const std::string& command) const {
+  if (json.empty() && junit.empty() && html.empty()) return;
+  nlohmann::json rep = report_json(results, s);
+  if (extras) extras->attach(rep);
   if (!json.empty()) write_text_file(json, rep.dump(2) + "\n", force);
   if (!junit.empty()) {
     std::vector<nlohmann::json> cases(rep["cases"].begin(), rep["cases"].end());
     write_text_file(junit, junit_xml(cases, s), force);
+  }
+  if (!html.empty()) {
+    HtmlOptions ho;
+    ho.title = command;
+    write_text_file(html, html_report(rep, ho), force);
   }
 }
 

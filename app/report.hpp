@@ -53,13 +53,19 @@ Summary summary_from_json_cases(const nlohmann::json& cases);
 // 'text' quoted for a POSIX shell (reproduce commands).
 std::string shell_quote(const std::string& text);
 
-// The report files a command was asked for (--json, --junit). check() runs before any work: a target that
-// exists (without force), is not a regular file, or sits in a missing or read-only folder is refused then.
+class ReportExtras;  // report_maps.hpp
+
+// The report files a command was asked for (--json, --junit, --html). check() runs before any work: a target
+// that exists (without force), is not a regular file, or sits in a missing or read-only folder is refused then.
 struct ReportFiles {
-  std::string json, junit;
+  std::string json, junit, html;
   bool force = false;
+  // The JSON and HTML reports carry case attributes and heat maps (report_maps.hpp): collect them while judging.
+  bool wants_extras() const { return !json.empty() || !html.empty(); }
   void check() const;  // throws UsageError
-  void write(const std::vector<CaseResult>& results, const Summary& s) const;
+  // `command` titles the HTML page ("podcheck validate").
+  void write(const std::vector<CaseResult>& results, const Summary& s, const ReportExtras* extras = nullptr,
+             const std::string& command = "podcheck") const;
 };
 
 }  // namespace podcheck::app

@@ -3,6 +3,7 @@
 
 #include "app/errors.hpp"
 #include "app/gpu.hpp"
+#include "app/report_maps.hpp"
 #include "app/text_file.hpp"
 #include "fixtures/fixture_io.hpp"
 #include "fixtures/sweep.hpp"
@@ -48,8 +49,8 @@ void check_run_options(const RunOptions& o) {
   if (sources != 1) throw UsageError("give exactly one of --tier, --fixtures, --case");
   if (!o.shard.empty() && o.tier.empty()) throw UsageError("--shard needs --tier");
   if (o.output.empty() && !o.check) throw UsageError("give -o TRACE.h5 (or --check to only judge the cases)");
-  if ((!o.judge.reports.json.empty() || !o.judge.reports.junit.empty()) && !o.check)
-    throw UsageError("--json / --junit report verdicts: give --check too");
+  if ((!o.judge.reports.json.empty() || !o.judge.reports.junit.empty() || !o.judge.reports.html.empty()) && !o.check)
+    throw UsageError("--json / --junit / --html report verdicts: give --check too");
   if (o.inputs_by_id && !o.fixtures.empty())
     throw UsageError("--inputs-by-id needs generated cases (--tier or --case); fixture inputs are stored as they are");
   if (!o.output.empty()) check_writable_target(o.output, o.force);
@@ -120,7 +121,8 @@ int run_kernel(const RunOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   double last_progress = 0;
   std::vector<CaseResult> verdicts;
-  TraceReports extra(o.judge);
+  ReportExtras extras;  // case attributes and heat maps for --json / --html, made while the outputs are here
+  TraceReports trace_reports(o.judge);  // --fib-trace
   validation::JudgeOptions jo;  // the verdict `podcheck replay` gives on the trace this run records
   jo.policy = o.judge.replay.policy;
   jo.required = o.judge.replay.required;
@@ -161,7 +163,8 @@ int run_kernel(const RunOptions& o) {
       CaseResult cr = validation::judge(t.kase, t.observed, t.run, jo);
       cr.source = base.source;
       if (cr.verdict == Verdict::fail) print_case(stdout, cr);
-      extra.add(t, cr);
+      if (o.judge.reports.wants_extras()) extras.add(cr, t.kase, t.observed);
+      trace_reports.add(t, cr);
       verdicts.push_back(std::move(cr));
     }
     if (writer) writer->add(t);
@@ -186,8 +189,8 @@ int run_kernel(const RunOptions& o) {
   if (!o.check) return failed > 0 ? 1 : 0;
   const Summary s = summarize(verdicts, secs);
   std::printf("%s\n", summary_line("run --check", s).c_str());
-  o.judge.reports.write(verdicts, s);
-  extra.finish(stdout);
+  o.judge.reports.write(verdicts, s, &extras, "podcheck run --check");
+  trace_reports.finish(stdout);
   return s.exit_code();
 }
 

@@ -115,7 +115,9 @@ std::vector<CaseResult> selfcheck_tier(const SelfcheckTierOptions& o) {
   for (const auto& id : ids) {
     CaseResult r;
     try {
-      r = selfcheck_sampled(make_case(id), o.sampled_rows);
+      const Case c = make_case(id);
+      r = selfcheck_sampled(c, o.sampled_rows);
+      if (o.on_case) o.on_case(r, c);
     } catch (const std::exception& e) {  // the generator refused its own id: a bug, reported, not skipped
       JudgeOptions jo;
       r = unjudged_result(id, jo, Status::invalid_case, e.what());

@@ -27,6 +27,7 @@ struct SelfcheckTierOptions {
   std::string case_filter;  // exact id ("" = all)
   int sampled_rows = 3;
   std::function<void(const CaseResult&, int done, int total)> progress;
+  std::function<void(const CaseResult&, const Case&)> on_case;  // each verdict of a case that was built
 };
 // selfcheck_sampled over a tier; a case the generator refuses is an invalid-case verdict.
 std::vector<CaseResult> selfcheck_tier(const SelfcheckTierOptions& options);

@@ -2,7 +2,9 @@
 #include "app/validate.hpp"
 
 #include "app/errors.hpp"
+#include "app/html_report.hpp"
 #include "app/golden.hpp"
+#include "app/report_maps.hpp"
 #include "app/selfcheck.hpp"
 #include "app/text_file.hpp"
 #include "traces/fib_trace.hpp"
@@ -21,7 +23,7 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 
 // Failures again, together, so that they are not lost in a long table; then the summary line.
 int finish(const char* command, const std::vector<CaseResult>& results, const JudgeJobOptions& o,
-           Clock::time_point t0) {
+           const ReportExtras& extras, Clock::time_point t0) {
   const Summary s = summarize(results, seconds_since(t0));
   if (s.failed > 0 && results.size() > 1) {
     std::printf("failures:\n");
@@ -29,7 +31,7 @@ int finish(const char* command, const std::vector<CaseResult>& results, const Ju
       if (r.verdict == Verdict::fail) std::printf("  %s\n", console_line(r).c_str());
   }
   std::printf("%s\n", summary_line(command, s).c_str());
-  o.reports.write(results, s);
+  o.reports.write(results, s, &extras, std::string("podcheck ") + command);
   return s.exit_code();
 }
 
@@ -66,23 +68,28 @@ void TraceReports::finish(std::FILE* out) const {
 
 int run_replay(const std::vector<std::string>& files, const JudgeJobOptions& o) {
   o.reports.check();
-  TraceReports extra(o);
+  TraceReports trace_reports(o);
   const auto t0 = Clock::now();
   ReplayOptions ro = o.replay;
   const bool quiet = o.quiet;
   ro.progress = [quiet](const CaseResult& r, int, int) {
     if (!quiet || r.verdict == Verdict::fail) print_case(stdout, r);
   };
-  ro.judged = [&extra](const Trace& t, const CaseResult& r) { extra.add(t, r); };
+  ReportExtras extras;
+  const bool maps = o.reports.wants_extras();
+  ro.on_trace = [&](const CaseResult& r, const Trace& t) {
+    if (maps) extras.add(r, t.kase, t.observed);
+    trace_reports.add(t, r);
+  };
   const auto results = replay_files(files, ro);
-  extra.finish(stdout);
-  return finish("replay", results, o, t0);
+  trace_reports.finish(stdout);
+  return finish("replay", results, o, extras, t0);
 }
 
 int run_validate(const ValidateOptions& o) {
   namespace fs = std::filesystem;
   o.job.reports.check();
-  TraceReports extra(o.job);
+  TraceReports trace_reports(o.job);
   if (o.no_golden && !o.traces.empty()) throw UsageError("give --traces DIR or --no-golden, not both");
   std::string dir = o.traces;
   if (!dir.empty() && !fs::is_directory(dir)) throw UsageError("--traces " + dir + ": not a folder");
@@ -104,12 +111,15 @@ int run_validate(const ValidateOptions& o) {
     };
   };
   std::vector<CaseResult> results;
+  ReportExtras extras;
+  const bool extra = o.job.reports.wants_extras();
   if (o.tier != "none") {
     SelfcheckTierOptions so;
     so.tier = o.tier;
     so.shard = o.job.replay.shard;
     so.case_filter = o.job.replay.case_filter;
     so.progress = progress("self");
+    if (extra) so.on_case = [&](const CaseResult& r, const Case& c) { extras.add_info(r, c); };
     results = selfcheck_tier(so);
   }
   if (!dir.empty()) {
@@ -117,24 +127,42 @@ int run_validate(const ValidateOptions& o) {
     if (files.empty()) throw UsageError("validate: no *.h5 traces under " + dir);
     ReplayOptions ro = o.job.replay;
     ro.progress = progress("trace");
-    ro.judged = [&extra](const Trace& t, const CaseResult& r) { extra.add(t, r); };
+    ro.on_trace = [&](const CaseResult& r, const Trace& t) {
+      if (extra) extras.add(r, t.kase, t.observed);
+      trace_reports.add(t, r);
+    };
     auto replayed = replay_files(files, ro);
-    extra.finish(stdout);
+    trace_reports.finish(stdout);
     results.insert(results.end(), replayed.begin(), replayed.end());
   }
-  return finish("validate", results, o.job, t0);
+  return finish("validate", results, o.job, extras, t0);
 }
 
 int run_merge(const MergeOptions& o) {
   check_writable_target(o.output, o.force);
   if (!o.junit.empty()) check_writable_target(o.junit, o.force);
+  if (!o.html.empty()) {
+    check_writable_target(o.html, o.force);
+    if (o.html == o.output || o.html == o.junit) throw UsageError("--html names the same file as another output: '" + o.html + "'");
+  }
   const auto merged = merge_reports(o.inputs);
+  std::string page;
+  if (!o.html.empty()) {  // made before anything is written: a malformed map in an input writes nothing
+    HtmlOptions ho;
+    ho.title = "podcheck merge";
+    try {
+      page = html_report(merged, ho);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(std::string("merge: ") + e.what());
+    }
+  }
   write_text_file(o.output, merged.dump(2) + "\n", o.force);
   const Summary s = summary_from_json_cases(merged["cases"]);
   if (!o.junit.empty()) {
     std::vector<nlohmann::json> cases(merged["cases"].begin(), merged["cases"].end());
     write_text_file(o.junit, junit_xml(cases, s), o.force);
   }
+  if (!o.html.empty()) write_text_file(o.html, page, o.force);
   Summary shown = s;
   shown.seconds = merged["summary"].value("seconds", 0.0);
   std::printf("%s\n", summary_line("merge", shown).c_str());

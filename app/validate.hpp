@@ -14,7 +14,7 @@ namespace podcheck::app {
 
 struct JudgeJobOptions {
   ReplayOptions replay;  // policy, profile, required outputs, case filter, shard, failure data
-  ReportFiles reports;   // --json / --junit
+  ReportFiles reports;   // --json / --junit / --html
   std::string fib_trace; // --fib-trace: the verdicts as flashinfer-bench Trace lines (JSONL)
   bool quiet = false;    // print failures and the summary only
 };
@@ -49,7 +49,7 @@ int run_validate(const ValidateOptions& options);
 
 struct MergeOptions {
   std::vector<std::string> inputs;
-  std::string output, junit;
+  std::string output, junit, html;  // html: the page of the merged cases, with the maps the reports carry
   bool force = false;
 };
 int run_merge(const MergeOptions& options);

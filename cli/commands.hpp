@@ -24,6 +24,7 @@ void add_export(CLI::App& app, CommandResult& result);     // cli/cmd_export.cpp
 void add_replay(CLI::App& app, CommandResult& result);     // cli/cmd_replay.cpp     (validation)
 void add_validate(CLI::App& app, CommandResult& result);   // cli/cmd_validate.cpp   (validation)
 void add_merge(CLI::App& app, CommandResult& result);      // cli/cmd_merge.cpp      (validation)
+void add_plot(CLI::App& app, CommandResult& result);       // cli/cmd_plot.cpp       (validation)
 void add_run(CLI::App& app, CommandResult& result);        // cli/cmd_run.cpp        (kernels)
 // Registers `bench kernel` under the `bench` subcommand (cli/cmd_bench_kernel.cpp; kernels).
 void add_bench_kernel(CLI::App& bench, CommandResult& result);

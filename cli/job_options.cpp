@@ -13,6 +13,9 @@ void JudgeCliOptions::add_to(CLI::App* cmd, bool with_artifacts) {
                   "missing fails the case (default: a missing output is reported as not checked)");
   cmd->add_option("--json", reports.json, "write a JSON report");
   cmd->add_option("--junit", reports.junit, "write a JUnit XML report");
+  cmd->add_option("--html", reports.html,
+                  "write a self-contained HTML report: summary, a sortable and filterable table of every case, and "
+                  "heat maps of error / bound for every failing case");
   cmd->add_option("--fib-trace", fib_trace,
                   "write the verdicts as flashinfer-bench Trace lines (JSONL), for its report tooling");
   cmd->add_flag("--force", reports.force, "replace existing report files");

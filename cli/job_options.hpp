@@ -19,7 +19,7 @@ struct JudgeCliOptions {
   bool no_artifacts = false;
   bool quiet = false;
 
-  // --policy --require-outputs --json --junit --force -j --no-artifacts --artifacts-dir -q
+  // --policy --require-outputs --json --junit --html --force -j --no-artifacts --artifacts-dir -q
   void add_to(CLI::App* cmd, bool with_artifacts = true);
   // Sets policy, required outputs, reports, artifacts and the thread count. Throws UsageError.
   void apply(app::JudgeJobOptions& jo) const;

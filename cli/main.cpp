@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   podcheck::cli::add_import(app, result);
   podcheck::cli::add_export(app, result);
   podcheck::cli::add_merge(app, result);
+  podcheck::cli::add_plot(app, result);
   podcheck::cli::add_run(app, result);
   podcheck::cli::add_bench(app, result);
   try {

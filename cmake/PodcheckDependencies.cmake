@@ -6,6 +6,7 @@ find_package(Boost REQUIRED)
 find_package(fmt REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(nlohmann_json REQUIRED)
+find_package(PNG REQUIRED)  # libpng-dev: the heat map pictures (app/png_image.cpp)
 set(BLA_VENDOR OpenBLAS)
 find_package(BLAS REQUIRED)
 find_path(PODCHECK_CBLAS_INCLUDE_DIR cblas.h

@@ -5,7 +5,9 @@ set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config git
       libhdf5-dev catch2 libboost-dev libopenblas-dev nlohmann-json3-dev libcli11-dev libfmt-dev
       python3 python3-h5py python3-numpy hdf5-tools
-      python3-dev pybind11-dev python3-pytest)  # the Python module (python/) and its pytest suite
+      python3-dev pybind11-dev python3-pytest  # the Python module (python/) and its pytest suite
+      libpng-dev   # the heat map pictures (app/png_image.cpp)
+      chromium)    # the HTML report's browser test (cli/tests/html_browser_test.py; skipped without it)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

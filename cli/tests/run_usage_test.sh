@@ -22,7 +22,9 @@ echo keep > "$tmp/kept.h5"
 expect "give -o TRACE.h5 (or --check" --tier quick
 expect "give exactly one of --tier, --fixtures, --case" --tier quick --case x --check
 expect "--shard needs --tier" --case x --shard 1/2 --check
-expect "--json / --junit report verdicts: give --check too" --tier quick -o "$tmp/t.h5" --json "$tmp/r.json"
+expect "--json / --junit / --html report verdicts: give --check too" --tier quick -o "$tmp/t.h5" --json "$tmp/r.json"
+expect "--json / --junit / --html report verdicts: give --check too" --tier quick -o "$tmp/t.h5" --html "$tmp/r.html"
+expect "kept.json: exists (use --force to replace it)" --tier quick --check --html "$tmp/kept.json"
 expect "kept.json: exists (use --force to replace it)" --tier quick --check --json "$tmp/kept.json"
 expect "kept.h5: exists (use --force to replace it)" --tier quick -o "$tmp/kept.h5"
 expect "does not exist" --tier quick -o "$tmp/no/such/dir/t.h5"
@@ -32,5 +34,5 @@ expect "--inputs-by-id needs generated cases" --fixtures "$tmp/kept.h5" -o "$tmp
 for f in kept.json kept.h5; do
   [ "$(cat "$tmp/$f")" = keep ] || { echo "FAIL: $f was changed"; fails=$((fails + 1)); }
 done
-[ ! -e "$tmp/t.h5" ] && [ ! -e "$tmp/r.json" ] || { echo "FAIL: an output was created"; fails=$((fails + 1)); }
+[ ! -e "$tmp/t.h5" ] && [ ! -e "$tmp/r.json" ] && [ ! -e "$tmp/r.html" ] || { echo "FAIL: an output was created"; fails=$((fails + 1)); }
 exit $((fails > 0))

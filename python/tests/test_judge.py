@@ -10,8 +10,9 @@ from problems import BUILDERS, DIAGNOSIS, FAULTS
 
 CORRECT = list(BUILDERS)
 PLANTED = [(name, fault) for name in BUILDERS for fault in FAULTS[name]]
-# Fields of a case's JSON that depend on where it was judged from, not on the verdict.
-CONTEXT = {"seconds", "source", "reproduce", "artifact"}
+# Fields of a case's JSON that depend on where it was judged from, not on the verdict; the case attributes and
+# heat maps are what a report job adds beside the verdict (app/report_maps.hpp), not part of it.
+CONTEXT = {"seconds", "source", "reproduce", "artifact", "case", "heat_maps", "heat_maps_note"}
 
 
 def same_as_replay(verdict, problem, tmp_path, replay, *options, **trace_args):
