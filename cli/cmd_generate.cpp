@@ -1,6 +1,7 @@
 // podcheck generate: materialise cases (inputs from the counter-based generator) and their reference
 // outputs (reference_fast, intended semantics) into one HDF5 fixture file.
 #include "cli/commands.hpp"
+#include "fixtures/atomic_file.hpp"
 #include "fixtures/case_spec.hpp"
 #include "fixtures/fixture_io.hpp"
 #include "fixtures/sweep.hpp"
@@ -35,8 +36,11 @@ void run_generate(const GenerateOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  if (!o.force && std::filesystem::exists(o.output))
-    throw UsageError("generate: '" + o.output + "' exists (use --force to overwrite it)");
+  try {
+    (void)check_output(o.output, o.force, /*allow_stream=*/false);  // before any work (fixtures/atomic_file.hpp)
+  } catch (const OutputError& e) {
+    throw UsageError(std::string("generate: ") + e.what());
+  }
 
   std::vector<std::string> ids;
   try {

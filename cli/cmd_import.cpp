@@ -1,5 +1,6 @@
 // podcheck import flashinfer IN.h5... -o OUT.h5 [--force]: FlashInfer recordings -> one podcheck trace file.
 #include "cli/commands.hpp"
+#include "fixtures/atomic_file.hpp"
 #include "traces/import_flashinfer.hpp"
 #include "traces/trace_io.hpp"
 
@@ -25,6 +26,11 @@ void add_import(CLI::App& app, CommandResult& result) {
   fi->add_flag("--force", opts->force, "overwrite OUT if it exists");
   fi->add_option("--gzip", opts->gzip, "gzip level for large datasets (shuffle on)")->check(CLI::Range(0, 9));
   fi->callback([opts, &result] {
+    try {
+      (void)check_output(opts->output, opts->force, /*allow_stream=*/false);  // before reading any input
+    } catch (const OutputError& e) {
+      throw UsageError(e.what());
+    }
     std::vector<Trace> all;
     std::set<std::string> ids;
     for (const std::string& in : opts->inputs) {
