@@ -1,6 +1,7 @@
 // podcheck inspect FILE.h5 [--case ID]: what a fixture or trace file holds, without computing anything.
 #include "cli/commands.hpp"
 #include "fixtures/h5/case_group.hpp"
+#include "fixtures/isolated_read.hpp"
 #include "traces/trace_io.hpp"
 
 #include <cstdio>
@@ -122,6 +123,8 @@ void add_inspect(CLI::App& app, CommandResult& result) {
   cmd->add_option("--case", *case_id, "show one case in full (parameters, tensor shapes and sizes, provenance)");
   cmd->add_flag("--check", *check, "also read every case fully (all checks a reader makes)");
   cmd->callback([file, case_id, check, &result] {
+    // in a child process: a libhdf5 crash on a corrupt file is an error (exit 2), not a signal
+    isolation::run_isolated(*file, [&] {
     std::string fmt;
     h5::Node root = fileformat::open_podcheck_file(*file, &fmt);
     fileformat::translate_h5_errors(*file, [&] {
@@ -144,6 +147,7 @@ void add_inspect(CLI::App& app, CommandResult& result) {
         std::printf("check: all %zu case(s) read back without error\n", ids.size());
       }
       return 0;
+    });
     });
     result.exit_code = 0;
   });

@@ -289,8 +289,13 @@ Trace read_trace(const std::string& path, const std::string& case_id) {
 }
 
 std::vector<Trace> read_traces(const std::string& path) {
+  FileRead<Trace> r = read_trace_file(path);  // isolated: a libhdf5 crash is an error, not a signal
+  if (!r.ok()) throw FormatError(r.error);
   std::vector<Trace> out;
-  for (const std::string& id : list_trace_cases(path)) out.push_back(read_trace(path, id));
+  for (CaseRead<Trace>& c : r.cases) {
+    if (!c.ok()) throw FormatError(c.error);
+    out.push_back(std::move(*c.value));
+  }
   return out;
 }
 

@@ -50,6 +50,7 @@ std::vector<std::string> list_trace_cases(const std::string& path);
 // in a child process by default so that a libhdf5 crash on a corrupt file becomes that case's error
 // (fixtures/isolated_read.hpp). Never throws for a bad file: FileRead says what was read and why not.
 FileRead<Trace> read_trace_file(const std::string& path, const ReadOptions& options = {});
+// All cases or the first error (FormatError); read isolated as read_trace_file.
 std::vector<Trace> read_traces(const std::string& path);
 Trace read_trace(const std::string& path, const std::string& case_id);
 // true for a podcheck trace, false for a fixture; throws FormatError for anything else
