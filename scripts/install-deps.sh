@@ -4,7 +4,8 @@
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config git
       libhdf5-dev catch2 libboost-dev libopenblas-dev nlohmann-json3-dev libcli11-dev libfmt-dev
-      python3 python3-h5py python3-numpy hdf5-tools)
+      python3 python3-h5py python3-numpy hdf5-tools
+      clang-14 libclang-rt-14-dev libomp-14-dev llvm-14)  # the sanitizer build and the fuzz targets (libFuzzer)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The CPU test suite under AddressSanitizer + UndefinedBehaviorSanitizer, and the reader fuzz targets
+# (libFuzzer, fuzz/) for a fixed number of executions each, in build-asan/ (clang-14; no CUDA).
+#   scripts/sanitizer_tests.sh [FUZZ_RUNS]     FUZZ_RUNS per target, default 20000
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-20000}
+jobs=$(nproc 2>/dev/null || echo 2)
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang-14 \
+  -DCMAKE_CXX_COMPILER=clang++-14 -DPODCHECK_ENABLE_CUDA=OFF -DPODCHECK_FUZZ=ON -DPODCHECK_FUZZ_RUNS="$runs" >/dev/null
+cmake --build build-asan -j "$jobs"
+# symbolized reports; a leak, a sanitizer report or an undefined behaviour fails the test
+export ASAN_SYMBOLIZER_PATH=${ASAN_SYMBOLIZER_PATH:-$(command -v llvm-symbolizer-14 || true)}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE gpu

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# podcheck inspect --check and podcheck replay on files that crash libhdf5 1.10.8: exit 2 with one line
+# naming the file, never a signal.  usage: crash_isolation_cli_test.sh PODCHECK DATA_DIR
+set -u
+podcheck=$1
+dir=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+for f in hdf5_crash_case hdf5_crash_file; do
+  for cmd in "inspect $dir/$f.h5 --check" "replay $dir/$f.h5 --no-artifacts"; do
+    (cd "$tmp" && $podcheck $cmd >/dev/null 2>"$tmp/err")
+    rc=$?
+    if [[ $rc -ne 2 ]] || ! grep -q "^podcheck: error: file '$dir/$f.h5'" "$tmp/err" || [[ $(grep -c . "$tmp/err") -ne 1 ]]; then
+      echo "FAIL $cmd: exit $rc"; head -3 "$tmp/err"; fails=$((fails + 1))
+    else
+      echo "ok   $cmd: $(cat "$tmp/err")"
+    fi
+  done
+done
+echo "$((4 - fails)) passed, $fails failed"
+exit $((fails > 0))
