@@ -21,24 +21,37 @@
 #include <cstdlib>
 #include <functional>
 #include <string>
-#include <sys/mman.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 namespace podcheck::fuzz {
 
-// The input as a file that needs no disk: a memfd, named through /proc/self/fd.
+// The input as a file in /dev/shm (memory; HDF5 needs a real path, so no memfd), removed at exit.
+struct InputFile {
+  std::string path;
+  int fd = -1;
+  InputFile() {
+    const char* dir = ::access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+    path = std::string(dir) + "/podcheck-fuzz-" + std::to_string(::getpid()) + ".h5";
+    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) std::abort();
+  }
+  ~InputFile() { ::unlink(path.c_str()); }
+};
+
 inline std::string input_file(const std::uint8_t* data, std::size_t size) {
-  static int fd = -1;
-  if (fd < 0) fd = ::memfd_create("podcheck-fuzz-input", 0);
-  if (fd < 0 || ::ftruncate(fd, 0) != 0) std::abort();
+  static InputFile f;
+  if (::ftruncate(f.fd, 0) != 0) std::abort();
   std::size_t off = 0;
   while (off < size) {
-    ssize_t n = ::pwrite(fd, data + off, size - off, static_cast<off_t>(off));
+    ssize_t n = ::pwrite(f.fd, data + off, size - off, static_cast<off_t>(off));
     if (n <= 0) std::abort();
     off += static_cast<std::size_t>(n);
   }
-  return "/proc/self/fd/" + std::to_string(fd);
+  return f.path;
 }
 
 // A forked worker that runs `read` on request; it dies on a crash and is forked again.
@@ -54,6 +67,16 @@ class PreFlight {
     if (::write(to_worker_, &go, 1) != 1) std::abort();
     char reply[2] = {0, 0};
     ssize_t n = 0;
+    // libhdf5 loops forever on some corrupt files: after kHangSeconds the worker is sent SIGABRT, whose
+    // handler reports where it was (a libhdf5 frame on the stack, or our code) like a crash
+    pollfd pfd{from_worker_, POLLIN, 0};
+    int ready;
+    while ((ready = ::poll(&pfd, 1, kHangSeconds * 1000)) < 0 && errno == EINTR) {
+    }
+    if (ready == 0) {
+      ++hangs_;
+      ::kill(pid_, SIGABRT);
+    }
     while ((n = ::read(from_worker_, reply, 1)) < 0 && errno == EINTR) {
     }
     if (n == 1 && reply[0] == 'o') return Outcome::ok;
@@ -67,6 +90,8 @@ class PreFlight {
     return Outcome::podcheck_crash;
   }
   long library_crashes() const { return library_crashes_; }
+  long hangs() const { return hangs_; }
+  static constexpr int kHangSeconds = 3;  // seeds read in well under a second under ASan
 
  private:
   void start() {
@@ -75,6 +100,7 @@ class PreFlight {
     pid_ = ::fork();
     if (pid_ < 0) std::abort();
     if (pid_ == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the fuzzer
       ::close(req[1]);
       ::close(rep[0]);
       isolation::report_crashes_to(rep[1]);
@@ -109,15 +135,16 @@ class PreFlight {
   std::function<void(const std::string&)> read_;
   pid_t pid_ = -1;
   int to_worker_ = -1, from_worker_ = -1;
-  long crashes_ = 0, library_crashes_ = 0;
+  long crashes_ = 0, library_crashes_ = 0, hangs_ = 0;
 };
 
 // Counts how inputs ended, printed at exit (the report's figures).
 struct Tally {
-  long inputs = 0, library_crashes = 0, files_refused = 0, cases_read = 0, cases_refused = 0;
+  long inputs = 0, library_crashes = 0, library_hangs = 0, files_refused = 0, cases_read = 0, cases_refused = 0;
   ~Tally() {
-    std::fprintf(stderr, "podcheck-fuzz: %ld inputs: %ld libhdf5 crashes isolated, %ld files refused, %ld cases read, "
-                         "%ld cases refused\n", inputs, library_crashes, files_refused, cases_read, cases_refused);
+    std::fprintf(stderr, "podcheck-fuzz: %ld inputs: %ld libhdf5 crashes and %ld libhdf5 hangs isolated, %ld files "
+                         "refused, %ld cases read, %ld cases refused\n", inputs, library_crashes, library_hangs,
+                 files_refused, cases_read, cases_refused);
   }
 };
 
@@ -130,16 +157,20 @@ int one_input(const std::uint8_t* data, std::size_t size, Read&& read, Encode&& 
   pre.path_ = input_file(data, size);
   switch (pre.run(pre.path_)) {
     case PreFlight::Outcome::library_crash:
-      ++tally.library_crashes;
+      if (pre.hangs() > tally.library_hangs) ++tally.library_hangs;
+      else ++tally.library_crashes;
       return 0;
     case PreFlight::Outcome::podcheck_crash:
     case PreFlight::Outcome::ok: break;  // a crash of ours reproduces below, under the sanitizers
   }
   FileRead<T> r = read(pre.path_, ReadOptions{ReadMode::in_process, nullptr});
+  static const bool verbose = std::getenv("PODCHECK_FUZZ_VERBOSE") != nullptr;
+  if (verbose && !r.ok()) std::fprintf(stderr, "podcheck-fuzz: %s\n", r.error.c_str());
   if (!r.ok()) ++tally.files_refused;
   for (const CaseRead<T>& c : r.cases) {
     if (!c.ok()) {
       ++tally.cases_refused;
+      if (verbose) std::fprintf(stderr, "podcheck-fuzz: %s\n", c.error.c_str());
       if (c.failure != ReadFailure::refused || c.error.empty()) std::abort();
       continue;
     }
