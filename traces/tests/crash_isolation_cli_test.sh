@@ -11,10 +11,13 @@ for f in hdf5_crash_case hdf5_crash_file; do
   for cmd in "inspect $dir/$f.h5 --check" "replay $dir/$f.h5 --no-artifacts"; do
     (cd "$tmp" && $podcheck $cmd >/dev/null 2>"$tmp/err")
     rc=$?
-    if [[ $rc -ne 2 ]] || ! grep -q "^podcheck: error: file '$dir/$f.h5'" "$tmp/err" || [[ $(grep -c . "$tmp/err") -ne 1 ]]; then
-      echo "FAIL $cmd: exit $rc"; head -3 "$tmp/err"; fails=$((fails + 1))
+    # a sanitizer build also prints the report the reader process wrote before it ended (ASan sees
+    # libhdf5's bad memcpy); podcheck's own output is one error line, the last one
+    last=$(tail -n 1 "$tmp/err")
+    if [[ $rc -ne 2 ]] || [[ $last != "podcheck: error: file '$dir/$f.h5'"* ]] || [[ $(grep -c '^podcheck' "$tmp/err") -ne 1 ]]; then
+      echo "FAIL $cmd: exit $rc"; tail -3 "$tmp/err"; fails=$((fails + 1))
     else
-      echo "ok   $cmd: $(cat "$tmp/err")"
+      echo "ok   $cmd: $last"
     fi
   done
 done
