@@ -34,7 +34,12 @@ void add_import(CLI::App& app, CommandResult& result) {
     std::vector<Trace> all;
     std::set<std::string> ids;
     for (const std::string& in : opts->inputs) {
-      for (Trace& t : import_flashinfer(in)) {
+      // read in a child process: a libhdf5 crash on a corrupt recording is an error, not a signal
+      FileRead<Trace> r = import_flashinfer_file(in);
+      if (!r.ok()) throw FormatError(r.error);
+      for (CaseRead<Trace>& c : r.cases) {
+        if (!c.ok()) throw FormatError(c.error);
+        Trace& t = *c.value;
         if (!ids.insert(t.kase.id).second) throw UsageError("case '" + t.kase.id + "' appears twice (in '" + in + "')");
         all.push_back(std::move(t));
       }
