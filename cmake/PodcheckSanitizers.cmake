@@ -6,7 +6,7 @@
 option(PODCHECK_SANITIZE "Build with AddressSanitizer + UndefinedBehaviorSanitizer" OFF)
 option(PODCHECK_FUZZ "Build the libFuzzer targets in fuzz/ (clang; implies PODCHECK_SANITIZE)" OFF)
 set(PODCHECK_FUZZ_RUNS 20000 CACHE STRING "Executions per fuzz target when ctest runs it")
-set(PODCHECK_FUZZ_SECONDS 100 CACHE STRING "Time limit per fuzz target when ctest runs it (whichever comes first)")
+set(PODCHECK_FUZZ_SECONDS 60 CACHE STRING "Time limit per fuzz target when ctest runs it (whichever comes first)")
 
 if(PODCHECK_FUZZ)
   if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")

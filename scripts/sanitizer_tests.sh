@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The CPU test suite under AddressSanitizer + UndefinedBehaviorSanitizer, and the reader fuzz targets
 # (libFuzzer, fuzz/) for a fixed number of executions each, in build-asan/ (clang-14; no CUDA).
-#   scripts/sanitizer_tests.sh [FUZZ_RUNS [FUZZ_SECONDS]]   per target, default 20000 runs or 100 s
+#   scripts/sanitizer_tests.sh [FUZZ_RUNS [FUZZ_SECONDS]]   per target, default 20000 runs or 60 s
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-20000}
-seconds=${2:-100}
+seconds=${2:-60}
 jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang-14 \
   -DCMAKE_CXX_COMPILER=clang++-14 -DPODCHECK_ENABLE_CUDA=OFF -DPODCHECK_FUZZ=ON -DPODCHECK_FUZZ_RUNS="$runs" \
