@@ -9,7 +9,7 @@
 #include "app/errors.hpp"
 #include "app/selfcheck.hpp"
 #include "fixtures/sweep.hpp"
-#include "app/text_file.hpp"
+#include "app/report_target.hpp"
 #include "reference/reference.hpp"
 
 #include <cblas.h>
@@ -93,7 +93,7 @@ void run_bench_reference(const BenchReferenceOptions& o) {
   const std::string& json_path = o.json;
   const bool quick = o.quick, force = o.force;
   const std::string& only = o.only;
-  if (!json_path.empty()) check_writable_target(json_path, force);
+  if (!json_path.empty()) check_report_target(json_path, force);
   const int threads = omp_get_max_threads();
   const int dgemm_n = quick ? 1024 : 2048;
   std::fprintf(stderr,

@@ -6,7 +6,7 @@
 #include "app/replay.hpp"
 #include "app/report.hpp"
 #include "app/report_maps.hpp"
-#include "app/text_file.hpp"
+#include "app/report_target.hpp"
 #include "traces/trace_io.hpp"
 
 #include <fmt/format.h>
@@ -27,21 +27,15 @@ int run_plot(const PlotOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  check_writable_target(o.output, o.force);
-  std::vector<std::string> ids;
-  try {
-    ids = list_trace_cases(o.trace);
-  } catch (const std::exception& e) {
-    throw InputError(e.what());
-  }
-  if (std::find(ids.begin(), ids.end(), o.case_id) == ids.end())
-    throw UsageError(fmt::format("no case '{}' in {}", o.case_id, o.trace));
-  Trace t;
-  try {
-    t = read_trace(o.trace, o.case_id);
-  } catch (const std::exception& e) {
-    throw InputError(e.what());
-  }
+  check_report_target(o.output, o.force);
+  // read in a child process (fixtures/isolated_read.hpp): a libhdf5 crash on a corrupt file is an input error
+  ReadOptions ro_read;
+  ro_read.want = [&](const std::string& id) { return id == o.case_id; };
+  FileRead<Trace> read = read_trace_file(o.trace, ro_read);
+  if (!read.ok()) throw InputError(read.error);
+  if (read.cases.empty()) throw UsageError(fmt::format("no case '{}' in {}", o.case_id, o.trace));
+  if (!read.cases.front().ok()) throw InputError(read.cases.front().error);
+  const Trace t = std::move(*read.cases.front().value);
   const Profile profile = profiles_for(t, forced).front();
 
   ReplayOptions ro;

@@ -3,7 +3,8 @@
 
 #include "app/errors.hpp"
 #include "app/report.hpp"
-#include "app/text_file.hpp"
+#include "app/report_target.hpp"
+#include "fixtures/isolated_read.hpp"
 #include "traces/trace_io.hpp"
 
 #include <fmt/format.h>
@@ -12,6 +13,7 @@
 #include <cctype>
 #include <filesystem>
 #include <optional>
+#include <set>
 
 namespace podcheck::app {
 
@@ -116,61 +118,71 @@ CaseResult replay_trace(const Trace& t, const std::string& file, Profile profile
 }
 
 std::vector<CaseResult> replay_files(const std::vector<std::string>& files, const ReplayOptions& o) {
-  // The case list of every file first (cheap), so that the shard and the progress count cover all files.
-  struct Entry {
-    std::size_t file;
-    std::string id;     // "" for a file that could not be listed
-    std::string error;  // why the file could not be listed
+  // Every file is read in a child process (fixtures/isolated_read.hpp): a crash or a hang of libhdf5 on a
+  // corrupt file is that file's or that case's invalid-case verdict. First the case lists (cheap), so that
+  // the shard and the progress count cover all files; then each file's wanted cases.
+  struct Wanted {
+    std::string error;            // the file could not be listed
+    std::set<std::string> ids;    // its cases in this shard
   };
-  std::vector<Entry> entries;
-  std::size_t index = 0;
-  bool any_match = o.case_filter.empty();
+  std::vector<Wanted> wanted(files.size());
+  std::size_t index = 0, total = 0;
+  bool any_match = o.case_filter.empty(), any_unreadable = false;
   for (std::size_t f = 0; f < files.size(); ++f) {
-    std::vector<std::string> ids;
-    try {
-      ids = list_trace_cases(files[f]);
-    } catch (const std::exception& e) {
-      if (o.shard.contains(index++)) entries.push_back({f, "", e.what()});
-      continue;
-    }
-    for (auto& id : ids) {
-      if (!o.case_filter.empty() && id != o.case_filter) continue;
+    ReadOptions list_only;
+    list_only.want = [&](const std::string& id) {
+      if (!o.case_filter.empty() && id != o.case_filter) return false;
       any_match = true;
-      if (o.shard.contains(index++)) entries.push_back({f, std::move(id), ""});
+      if (o.shard.contains(index++)) wanted[f].ids.insert(id);
+      return false;
+    };
+    const FileRead<Trace> listed = read_trace_file(files[f], list_only);
+    if (!listed.ok()) {
+      any_unreadable = true;
+      if (o.shard.contains(index++)) wanted[f].error = listed.error;
     }
+    total += wanted[f].ids.size() + !wanted[f].error.empty();
   }
-  if (!any_match && std::all_of(entries.begin(), entries.end(), [](const Entry& e) { return e.error.empty(); }))
+  if (!any_match && !any_unreadable)
     throw UsageError(fmt::format("no case '{}' in {}", o.case_filter,
                                  files.size() == 1 ? files[0] : std::to_string(files.size()) + " files"));
   std::vector<CaseResult> out;
   int done = 0;
-  const int total = static_cast<int>(entries.size());
   auto emit = [&](CaseResult r) {
     out.push_back(std::move(r));
-    if (o.progress) o.progress(out.back(), ++done, total);
+    if (o.progress) o.progress(out.back(), ++done, static_cast<int>(total));
   };
-  for (const Entry& e : entries) {
-    const std::string& file = files[e.file];
-    if (!e.error.empty()) {
-      emit(unreadable(file, file, o, e.error));
+  for (std::size_t f = 0; f < files.size(); ++f) {
+    const std::string& file = files[f];
+    if (!wanted[f].error.empty()) {
+      emit(unreadable(file, file, o, wanted[f].error));
       continue;
     }
-    Trace t;
-    try {
-      t = read_trace(file, e.id);
-    } catch (const std::exception& err) {
-      emit(unreadable(e.id, file, o, err.what()));
+    if (wanted[f].ids.empty()) continue;
+    ReadOptions ro;
+    ro.want = [&](const std::string& id) { return wanted[f].ids.count(id) > 0; };
+    FileRead<Trace> read = read_trace_file(file, ro);
+    if (!read.ok()) {  // listed a moment ago, unreadable now
+      emit(unreadable(file, file, o, read.error));
       continue;
     }
-    // Profiles that change nothing for a trace share one judgment (re-labelled, expectations re-applied).
-    std::optional<CaseResult> plain;
-    for (Profile p : profiles_for(t, o.profile)) {
-      const bool same_as_intended = profile_changes_nothing(p, t.kase);
-      CaseResult r = same_as_intended && plain ? *plain : judged(t, file, p, o);
-      if (same_as_intended && !plain) plain = r;
-      CaseResult done_r = finished(std::move(r), t, file, p, o);
-      if (o.on_trace) o.on_trace(done_r, t);
-      emit(std::move(done_r));
+    for (CaseRead<Trace>& c : read.cases) {
+      if (!c.ok()) {
+        emit(unreadable(c.id, file, o, c.error));
+        continue;
+      }
+      const Trace& t = *c.value;
+      // Profiles that change nothing for a trace share one judgment (re-labelled, expectations re-applied).
+      std::optional<CaseResult> plain;
+      for (Profile p : profiles_for(t, o.profile)) {
+        const bool same_as_intended = profile_changes_nothing(p, t.kase);
+        CaseResult r = same_as_intended && plain ? *plain : judged(t, file, p, o);
+        if (same_as_intended && !plain) plain = r;
+        CaseResult done_r = finished(std::move(r), t, file, p, o);
+        if (o.on_trace) o.on_trace(done_r, t);
+        emit(std::move(done_r));
+      }
+      c.value.reset();  // one case's tensors at a time
     }
   }
   return out;

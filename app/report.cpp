@@ -4,7 +4,7 @@
 #include "app/errors.hpp"
 #include "app/html_report.hpp"
 #include "app/report_maps.hpp"
-#include "app/text_file.hpp"
+#include "app/report_target.hpp"
 
 #include <fmt/format.h>
 
@@ -51,9 +51,9 @@ std::string shell_quote(const std::string& s) {
 }
 
 int Summary::exit_code() const {
-  if (failed - invalid_case > 0 || skipped > 0 || ok + xfail == 0) return 1;
+  if (failed - invalid_case > 0 || skipped > 0) return 1;
   if (invalid_case > 0) return 2;
-  return 0;
+  return ok + xfail == 0 ? 1 : 0;
 }
 
 namespace {
@@ -369,7 +369,7 @@ nlohmann::json merge_reports(const std::vector<std::string>& paths) {
 
 void ReportFiles::check() const {
   for (const auto& p : {json, junit, html})
-    if (!p.empty()) check_writable_target(p, force);
+    if (!p.empty()) check_report_target(p, force);
   if (!json.empty() && json == junit) throw UsageError("--json and --junit name the same file '" + json + "'");
   if (!html.empty() && (html == json || html == junit))
     throw UsageError("--html names the same file as --" + std::string(html == json ? "json" : "junit") + ": '" + html + "'");

@@ -24,9 +24,9 @@ struct Summary {
   int not_checked = 0;  // cases with outputs that were expected but not recorded (each named in its line)
   double seconds = 0;
   int total() const { return ok + xfail + failed + skip; }
-  // The run's exit status (docs/CLI.md): 1 when a case failed (parity, launch, guards, expectation), when a
-  // case had nothing checkable (skipped), or when nothing at all was judged; else 2 when an input could not be
-  // read or is invalid (invalid-case); else 0. Not-supported cases are counted apart and do not fail a run.
+  // The run's exit status (docs/CLI.md): 1 when a case failed (parity, launch, guards, expectation) or had
+  // nothing checkable (skipped); else 2 when an input could not be read or is invalid (invalid-case); else 1
+  // when nothing at all was judged; else 0. Not-supported cases are counted apart and do not fail a run.
   int exit_code() const;
 };
 Summary summarize(const std::vector<CaseResult>& results, double seconds);

@@ -4,7 +4,7 @@
 #include "app/errors.hpp"
 #include "app/gpu.hpp"
 #include "app/report_maps.hpp"
-#include "app/text_file.hpp"
+#include "app/report_target.hpp"
 #include "fixtures/fixture_io.hpp"
 #include "fixtures/sweep.hpp"
 #include "traces/trace_io.hpp"
@@ -53,11 +53,17 @@ void check_run_options(const RunOptions& o) {
     throw UsageError("--json / --junit / --html report verdicts: give --check too");
   if (o.inputs_by_id && !o.fixtures.empty())
     throw UsageError("--inputs-by-id needs generated cases (--tier or --case); fixture inputs are stored as they are");
-  if (!o.output.empty()) check_writable_target(o.output, o.force);
+  if (!o.output.empty()) {  // an HDF5 trace: a regular file, never a stream
+    try {
+      (void)check_output(o.output, o.force, /*allow_stream=*/false);
+    } catch (const OutputError& e) {
+      throw UsageError(e.what());
+    }
+  }
   o.judge.reports.check();
   if (!o.judge.fib_trace.empty()) {
     if (!o.check) throw UsageError("--fib-trace reports verdicts: give --check too");
-    check_writable_target(o.judge.fib_trace, o.force);
+    check_report_target(o.judge.fib_trace, o.force);
   }
 }
 

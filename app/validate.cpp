@@ -6,7 +6,7 @@
 #include "app/golden.hpp"
 #include "app/report_maps.hpp"
 #include "app/selfcheck.hpp"
-#include "app/text_file.hpp"
+#include "app/report_target.hpp"
 #include "traces/fib_trace.hpp"
 #include "traces/flashinfer_dump.hpp"
 
@@ -38,7 +38,7 @@ int finish(const char* command, const std::vector<CaseResult>& results, const Ju
 }  // namespace
 
 TraceReports::TraceReports(const JudgeJobOptions& o) : options_(o) {
-  if (!o.fib_trace.empty()) check_writable_target(o.fib_trace, o.reports.force);
+  if (!o.fib_trace.empty()) check_report_target(o.fib_trace, o.reports.force);
 }
 
 void TraceReports::add(const Trace& t, const CaseResult& r) {
@@ -139,10 +139,10 @@ int run_validate(const ValidateOptions& o) {
 }
 
 int run_merge(const MergeOptions& o) {
-  check_writable_target(o.output, o.force);
-  if (!o.junit.empty()) check_writable_target(o.junit, o.force);
+  check_report_target(o.output, o.force);
+  if (!o.junit.empty()) check_report_target(o.junit, o.force);
   if (!o.html.empty()) {
-    check_writable_target(o.html, o.force);
+    check_report_target(o.html, o.force);
     if (o.html == o.output || o.html == o.junit) throw UsageError("--html names the same file as another output: '" + o.html + "'");
   }
   const auto merged = merge_reports(o.inputs);

@@ -17,6 +17,7 @@
 #include <cblas.h>
 #include <omp.h>
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -106,7 +107,11 @@ __attribute__((target("avx,f16c"))) void decode_fp16_f16c(const std::uint8_t* sr
   }
 }
 bool have_f16c() {
-  static const bool yes = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+  // F16C from CPUID leaf 1 (clang 14's __builtin_cpu_supports does not know "f16c"; gcc's does)
+  static const bool yes = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) && __builtin_cpu_supports("avx");
+  }();
   return yes;
 }
 #endif

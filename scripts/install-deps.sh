@@ -7,7 +7,8 @@ pkgs=(build-essential cmake ninja-build pkg-config git
       python3 python3-h5py python3-numpy hdf5-tools
       python3-dev pybind11-dev python3-pytest  # the Python module (python/) and its pytest suite
       libpng-dev   # the heat map pictures (app/png_image.cpp)
-      chromium)    # the HTML report's browser test (cli/tests/html_browser_test.py; skipped without it)
+      chromium     # the HTML report's browser test (cli/tests/html_browser_test.py; skipped without it)
+      clang-14 libclang-rt-14-dev libomp-14-dev llvm-14)  # the sanitizer build and the fuzz targets (libFuzzer)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

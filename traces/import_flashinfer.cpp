@@ -3,13 +3,17 @@
 #include "traces/import_flashinfer.hpp"
 
 #include "fixtures/fixture_io.hpp"
+#include "fixtures/h5/case_group.hpp"
 #include "fixtures/h5/h5.hpp"
+#include "fixtures/wire.hpp"
+#include "traces/trace_io.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 
 namespace podcheck {
 
@@ -42,7 +46,27 @@ struct Rec {
   double f64_or(const std::string& a, double d) const { return has(a) ? f64(a) : d; }
   std::string str_or(const std::string& a, const std::string& d) const { return has(a) ? str(a) : d; }
 
-  Tensor tensor(const std::string& d) const {
+  // The shape from the metadata, before any data are read (dimension -1: any; empty: no check).
+  std::vector<std::int64_t> shape(const std::string& d) const {
+    if (!has_data(d)) fail("missing dataset '" + d + "'");
+    try {
+      return h5::dataset_info(g, d).shape;
+    } catch (const h5::H5Error& e) {
+      fail(std::string("dataset '") + d + "': " + e.what());
+    }
+  }
+  Tensor tensor(const std::string& d, const std::vector<std::int64_t>& want = {}) const {
+    if (!want.empty()) {
+      const std::vector<std::int64_t> got = shape(d);
+      bool ok = got.size() == want.size();
+      for (std::size_t i = 0; ok && i < got.size(); ++i) ok = want[i] < 0 || want[i] == got[i];
+      if (!ok) {
+        std::string w, f;
+        for (auto x : want) w += (w.empty() ? "" : ", ") + (x < 0 ? std::string("*") : std::to_string(x));
+        for (auto x : got) f += (f.empty() ? "" : ", ") + std::to_string(x);
+        fail("dataset '" + d + "': expected shape [" + w + "], found [" + f + "]");
+      }
+    }
     if (!has_data(d)) fail("missing dataset '" + d + "'");
     try {
       return h5::read_tensor(g, d);
@@ -50,8 +74,13 @@ struct Rec {
       fail(std::string("dataset '") + d + "': " + e.what());
     }
   }
+  // An integer attribute that must fit [lo, hi]: never cut to a narrower field.
+  int i32(const std::string& a, std::int64_t lo, std::int64_t hi) const {
+    return static_cast<int>(attr(a, [&] { return h5::read_attr_int(g, a, lo, hi); }));
+  }
+  int i32_or(const std::string& a, int d, std::int64_t lo, std::int64_t hi) const { return has(a) ? i32(a, lo, hi) : d; }
   std::vector<std::int32_t> ints(const std::string& d) const {
-    Tensor t = tensor(d);
+    Tensor t = tensor(d, {-1});
     if (t.dtype != DType::int32) fail("dataset '" + d + "': expected int32, found " + std::string(dtype_name(t.dtype)));
     std::vector<std::int32_t> v(t.bytes.size() / 4);
     if (!v.empty()) std::memcpy(v.data(), t.bytes.data(), t.bytes.size());
@@ -96,27 +125,35 @@ void common_params(const Rec& r, SideParams& p) {
   p.rope_theta = r.f64_or("rope_theta", 1e4);
 }
 
-Side dense_side(const Rec& r, const std::string& q, const std::string& k, const std::string& v, Layout layout) {
+constexpr int kMaxWindow = std::numeric_limits<std::int32_t>::max();
+
+Side dense_side(const Rec& r, const Case& c, const std::string& q, const std::string& k, const std::string& v,
+                Layout layout) {
   Side s;
-  s.q = r.tensor(q);
+  s.q = r.tensor(q, {-1, c.num_qo_heads, c.head_dim});
   if (s.q.shape.size() != 3) r.fail("dataset '" + q + "': expected [rows, heads, head_dim], found rank " + std::to_string(s.q.shape.size()));
   s.qo_indptr = {0, static_cast<std::int32_t>(s.q.shape[0])};
   s.kv.paged = false;
   s.kv.layout = layout;
-  s.kv.k = r.tensor(k);
-  s.kv.v = r.tensor(v);
+  const std::vector<std::int64_t> kv = layout == Layout::NHD ? std::vector<std::int64_t>{-1, c.num_kv_heads, c.head_dim}
+                                                             : std::vector<std::int64_t>{c.num_kv_heads, -1, c.head_dim};
+  s.kv.k = r.tensor(k, kv);
+  s.kv.v = r.tensor(v, s.kv.k.shape);
   return s;
 }
 
-Side paged_side(const Rec& r, const std::string& q, const std::string& k, const std::string& v, const std::string& suffix,
-                Layout layout, std::int64_t page_size, bool has_qo_indptr) {
+Side paged_side(const Rec& r, const Case& c, const std::string& q, const std::string& k, const std::string& v,
+                const std::string& suffix, Layout layout, std::int64_t page_size, bool has_qo_indptr) {
   Side s;
-  s.q = r.tensor(q);
+  s.q = r.tensor(q, {-1, c.num_qo_heads, c.head_dim});
   if (s.q.shape.size() != 3) r.fail("dataset '" + q + "': expected [rows, heads, head_dim], found rank " + std::to_string(s.q.shape.size()));
   s.kv.paged = true;
   s.kv.layout = layout;
-  s.kv.k = r.tensor(k);
-  s.kv.v = r.tensor(v);
+  const std::vector<std::int64_t> kv = layout == Layout::NHD
+                                           ? std::vector<std::int64_t>{-1, page_size, c.num_kv_heads, c.head_dim}
+                                           : std::vector<std::int64_t>{-1, c.num_kv_heads, page_size, c.head_dim};
+  s.kv.k = r.tensor(k, kv);
+  s.kv.v = r.tensor(v, s.kv.k.shape);
   s.kv.pages.page_size = static_cast<int>(page_size);
   s.kv.pages.indptr = r.ints("kv_indptr" + suffix);
   s.kv.pages.indices = r.ints("kv_indices" + suffix);
@@ -128,21 +165,25 @@ Side paged_side(const Rec& r, const std::string& q, const std::string& k, const 
 
 // Page size from the cache's shape where no attribute names it.
 std::int64_t page_size_of(const Rec& r, const std::string& cache, Layout layout) {
-  Tensor k = r.tensor(cache);
-  if (k.shape.size() != 4) r.fail("dataset '" + cache + "': expected a 4-D paged cache");
-  return layout == Layout::NHD ? k.shape[1] : k.shape[2];
+  const std::vector<std::int64_t> k = r.shape(cache);  // metadata only
+  if (k.size() != 4) r.fail("dataset '" + cache + "': expected a 4-D paged cache");
+  const std::int64_t ps = layout == Layout::NHD ? k[1] : k[2];
+  if (ps < 1 || ps > fileformat::kMaxPageSize) r.fail("dataset '" + cache + "': page size " + std::to_string(ps) + " out of range");
+  return ps;
 }
 
 void base_case(const Rec& r, Case& c) {
-  c.num_qo_heads = static_cast<int>(r.i64("num_qo_heads"));
-  c.num_kv_heads = static_cast<int>(r.i64("num_kv_heads"));
-  c.head_dim = static_cast<int>(r.i64("head_dim"));
+  c.num_qo_heads = r.i32("num_qo_heads", 1, fileformat::kMaxHeads);
+  c.num_kv_heads = r.i32("num_kv_heads", 1, fileformat::kMaxHeads);
+  c.head_dim = r.i32("head_dim", 1, fileformat::kMaxHeadDim);
   c.dtype_q = r.dtype("dtype_q");
   c.dtype_kv = r.dtype("dtype_kv");
   c.dtype_o = r.dtype("dtype_o");
   c.lse_base = LseBase::base2;  // FlashInfer returns log2-sum-exp (README: confirmed on every case)
   c.fp8_overflow = Fp8Overflow::saturate;
-  c.seed = static_cast<std::uint64_t>(r.i64_or("seed", 0));
+  c.seed = static_cast<std::uint64_t>(r.has("seed") ? r.attr("seed", [&] {
+    return h5::read_attr_int(r.g, "seed", 0, std::numeric_limits<std::int64_t>::max());
+  }) : 0);
   c.distribution = "flashinfer-recorded";
   if (r.has("special") && r.str("special") != "none") c.distribution += ":" + r.str("special");
 }
@@ -221,10 +262,10 @@ Trace import_single_pod(const Rec& r, const FileProv& fp) {
   Case& c = t.kase;
   c.id = "fi_pod_" + r.name;
   base_case(r, c);
-  Side p = dense_side(r, "q_p", "k_p", "v_p", r.layout("layout_p"));
+  Side p = dense_side(r, c, "q_p", "k_p", "v_p", r.layout("layout_p"));
   common_params(r, p.params);
   p.params.mask_mode = r.mask("mask_mode_p", "causal_p");
-  p.params.window_left = static_cast<int>(r.i64_or("window_left_p", -1));
+  p.params.window_left = r.i32_or("window_left_p", -1, -1, kMaxWindow);
   p.params.sm_scale = r.f64("sm_scale_p_f32");
   if (p.params.mask_mode == MaskMode::custom) {
     Tensor m = r.tensor("custom_mask_p_packed");
@@ -232,11 +273,11 @@ Trace import_single_pod(const Rec& r, const FileProv& fp) {
     p.params.custom_mask_indptr = {0, static_cast<std::int64_t>(m.bytes.size())};
   }
   Layout ld = r.layout("layout_d");
-  std::int64_t ps = r.has("page_size_d") ? r.i64("page_size_d") : page_size_of(r, "paged_k_cache", ld);
-  Side d = paged_side(r, "q_d", "paged_k_cache", "paged_v_cache", "_d", ld, ps, r.has_data("qo_indptr_d"));
+  std::int64_t ps = r.has("page_size_d") ? r.i32("page_size_d", 1, fileformat::kMaxPageSize) : page_size_of(r, "paged_k_cache", ld);
+  Side d = paged_side(r, c, "q_d", "paged_k_cache", "paged_v_cache", "_d", ld, ps, r.has_data("qo_indptr_d"));
   common_params(r, d.params);
   d.params.mask_mode = r.mask("mask_mode_d", "mask_mode_d");
-  d.params.window_left = static_cast<int>(r.i64_or("window_left_d", -1));
+  d.params.window_left = r.i32_or("window_left_d", -1, -1, kMaxWindow);
   d.params.sm_scale = r.f64("sm_scale_d_f32");
   c.prefill = std::move(p);
   c.decode = std::move(d);
@@ -262,11 +303,11 @@ Trace import_batch_pod(const Rec& r, const FileProv& fp) {
   c.id = "fi_batchpod_" + r.name;
   base_case(r, c);
   Layout l = r.layout("kv_layout");
-  std::int64_t ps = r.i64("page_size");
-  int window = static_cast<int>(r.i64_or("window_left", -1));
+  std::int64_t ps = r.i32("page_size", 1, fileformat::kMaxPageSize);
+  int window = r.i32_or("window_left", -1, -1, kMaxWindow);
   double sm = r.f64("sm_scale_f32");
-  Side p = paged_side(r, "q_p", "paged_k_cache_p", "paged_v_cache_p", "_p", l, ps, true);
-  Side d = paged_side(r, "q_d", "paged_k_cache_d", "paged_v_cache_d", "_d", l, ps, r.has_data("qo_indptr_d"));
+  Side p = paged_side(r, c, "q_p", "paged_k_cache_p", "paged_v_cache_p", "_p", l, ps, true);
+  Side d = paged_side(r, c, "q_d", "paged_k_cache_d", "paged_v_cache_d", "_d", l, ps, r.has_data("qo_indptr_d"));
   for (Side* s : {&p, &d}) {
     common_params(r, s->params);
     s->params.window_left = window;  // one window_left for both sides
@@ -294,19 +335,19 @@ Trace import_feature(const Rec& r, const FileProv& fp) {
   if (kind == "single_prefill") {
     c.id = "fi_prefill_" + r.name;
     sk = SideKind::prefill;
-    s = dense_side(r, "q", "k", "v", l);
+    s = dense_side(r, c, "q", "k", "v", l);
     s.params.mask_mode = r.mask("mask_mode", "causal");
   } else if (kind == "batch_decode") {
     c.id = "fi_decode_" + r.name;
     sk = SideKind::decode;
-    std::int64_t ps = r.has("page_size") ? r.i64("page_size") : page_size_of(r, "paged_k_cache", l);
-    s = paged_side(r, "q", "paged_k_cache", "paged_v_cache", "", l, ps, r.has_data("qo_indptr"));
+    std::int64_t ps = r.has("page_size") ? r.i32("page_size", 1, fileformat::kMaxPageSize) : page_size_of(r, "paged_k_cache", l);
+    s = paged_side(r, c, "q", "paged_k_cache", "paged_v_cache", "", l, ps, r.has_data("qo_indptr"));
     s.params.mask_mode = r.has("mask_mode") ? r.mask("mask_mode", "mask_mode") : MaskMode::none;
   } else {
     r.fail("attribute 'kind': expected 'single_prefill' or 'batch_decode', found '" + kind + "'");
   }
   common_params(r, s.params);
-  s.params.window_left = static_cast<int>(r.i64_or("window_left", -1));
+  s.params.window_left = r.i32_or("window_left", -1, -1, kMaxWindow);
   s.params.sm_scale = r.f64("sm_scale_f32");
   if (s.params.pos_encoding == PosEncoding::alibi) {
     if (!r.has_data("alibi_slopes")) r.fail("ALIBI case without dataset 'alibi_slopes'");
@@ -328,37 +369,74 @@ Trace import_feature(const Rec& r, const FileProv& fp) {
 
 }  // namespace
 
-std::vector<Trace> import_flashinfer(const std::string& path) {
-  h5::Node root;
+namespace {
+h5::Node open_recording(const std::string& path) {
   try {
-    root = h5::open_file(path);
+    return h5::open_file(path);
   } catch (const h5::H5Error& e) {
     throw FormatError(e.what());
   }
-  std::vector<Trace> out;
+}
+
+// The recorded groups of a file, sorted.
+std::vector<std::string> recorded_groups(const std::string& path, const h5::Node& root) {
+  std::vector<std::string> names;
   try {
-    FileProv fp = file_provenance(root);
-    for (const std::string& name : h5::children(root)) {
-      if (!h5::has_group(root, name)) continue;
-      Rec r{h5::open_group(root, name), path, name};
-      if (name.find('/') != std::string::npos) r.fail("group name contains '/'");
-      Trace t;
-      if (r.has("kind")) t = import_feature(r, fp);
-      else if (r.has_data("paged_k_cache_p")) t = import_batch_pod(r, fp);
-      else if (r.has_data("q_p")) t = import_single_pod(r, fp);
-      else r.fail("unknown layout: neither a single POD (q_p), a BatchPOD (paged_k_cache_p) nor a feature case (kind)");
-      try {
-        validate_case(t.kase);
-      } catch (const InvalidCase& e) {
-        r.fail(std::string("the recorded case is not valid: ") + e.what());
-      }
-      out.push_back(std::move(t));
-    }
+    for (const std::string& name : h5::children(root))
+      if (h5::has_group(root, name)) names.push_back(name);
   } catch (const h5::H5Error& e) {
     throw FormatError("file '" + path + "': " + e.what());
   }
-  if (out.empty()) throw FormatError("file '" + path + "': no recorded cases (no groups at the root)");
+  if (names.empty()) throw FormatError("file '" + path + "': no recorded cases (no groups at the root)");
+  return names;
+}
+
+Trace import_group(const std::string& path, const h5::Node& root, const FileProv& fp, const std::string& name) {
+  try {
+    Rec r{h5::open_group(root, name), path, name};
+    if (name.find('/') != std::string::npos) r.fail("group name contains '/'");
+    Trace t;
+    if (r.has("kind")) t = import_feature(r, fp);
+    else if (r.has_data("paged_k_cache_p")) t = import_batch_pod(r, fp);
+    else if (r.has_data("q_p")) t = import_single_pod(r, fp);
+    else r.fail("unknown layout: neither a single POD (q_p), a BatchPOD (paged_k_cache_p) nor a feature case (kind)");
+    try {
+      validate_case(t.kase);
+    } catch (const InvalidCase& e) {
+      r.fail(std::string("the recorded case is not valid: ") + e.what());
+    }
+    return t;
+  } catch (const h5::H5Error& e) {
+    throw FormatError("file '" + path + "', recorded case '" + name + "': " + e.what());
+  }
+}
+
+FileProv file_provenance_of(const std::string& path, const h5::Node& root) {
+  try {
+    return file_provenance(root);
+  } catch (const h5::H5Error& e) {
+    throw FormatError("file '" + path + "': " + e.what());
+  }
+}
+}  // namespace
+
+std::vector<Trace> import_flashinfer(const std::string& path) {
+  h5::Node root = open_recording(path);
+  const FileProv fp = file_provenance_of(path, root);
+  std::vector<Trace> out;
+  for (const std::string& name : recorded_groups(path, root)) out.push_back(import_group(path, root, fp, name));
   return out;
+}
+
+FileRead<Trace> import_flashinfer_file(const std::string& path, const ReadOptions& options) {
+  isolation::Source src;
+  src.list = [&] { return recorded_groups(path, open_recording(path)); };
+  src.read_case = [&](const std::string& name) {
+    h5::Node root = open_recording(path);
+    return wire::encode(import_group(path, root, file_provenance_of(path, root), name));
+  };
+  return isolation::typed<Trace>(path, isolation::read(path, src, options),
+                                 [](const std::string& b) { return wire::decode<Trace>(b); });
 }
 
 }  // namespace podcheck

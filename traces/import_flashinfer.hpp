@@ -8,6 +8,7 @@
 // ignored; a missing required one is a FormatError naming file, recorded case and attribute.
 #pragma once
 
+#include "fixtures/isolated_read.hpp"
 #include "traces/trace.hpp"
 
 #include <string>
@@ -16,6 +17,11 @@
 namespace podcheck {
 
 // Imported case ids: fi_pod_<name>, fi_batchpod_<name>, fi_prefill_<name>, fi_decode_<name>.
+// Throws FormatError on the first bad recorded case.
 std::vector<Trace> import_flashinfer(const std::string& path);
+// The same per recorded group (CaseRead::id is the group's name), read in a child process by default so
+// that a libhdf5 crash on a corrupt recording is that group's error, not a signal
+// (fixtures/isolated_read.hpp). Never throws for a bad file.
+FileRead<Trace> import_flashinfer_file(const std::string& path, const ReadOptions& options = {});
 
 }  // namespace podcheck

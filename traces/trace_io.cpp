@@ -3,6 +3,7 @@
 #include "traces/trace_io.hpp"
 
 #include "fixtures/h5/case_group.hpp"
+#include "fixtures/wire.hpp"
 #include "reference/profile.hpp"
 #include "reference/reference.hpp"
 
@@ -112,6 +113,13 @@ Trace read_trace_group(const h5::Node& g) {
       std::string rel = std::string("observed/") + s.name;
       Tensor x;
       try {
+        // dtype and shape from the metadata first: nothing is read that the case does not expect
+        const h5::DatasetInfo info = h5::dataset_info(obs, s.name);
+        Tensor meta;
+        meta.shape = info.shape;
+        if (auto d = info.dtype_attr ? h5::dtype_from_label(*info.dtype_attr) : std::nullopt) meta.dtype = *d;
+        else ff::format_error(g, rel, "dtype attribute missing or unknown ('" + info.dtype_attr.value_or("") + "')");
+        if (std::string bad = check_observed(t.kase, s, meta); !bad.empty()) ff::format_error(g, rel, bad);
         x = h5::read_tensor(obs, s.name);
       } catch (const h5::H5Error& e) {
         ff::format_error(g, rel, e.what());
@@ -274,10 +282,68 @@ Trace read_trace(const std::string& path, const std::string& case_id) {
 }
 
 std::vector<Trace> read_traces(const std::string& path) {
+  FileRead<Trace> r = read_trace_file(path);  // isolated: a libhdf5 crash is an error, not a signal
+  if (!r.ok()) throw FormatError(r.error);
   std::vector<Trace> out;
-  for (const std::string& id : list_trace_cases(path)) out.push_back(read_trace(path, id));
+  for (CaseRead<Trace>& c : r.cases) {
+    if (!c.ok()) throw FormatError(c.error);
+    out.push_back(std::move(*c.value));
+  }
   return out;
 }
+
+FileRead<Trace> read_trace_file(const std::string& path, const ReadOptions& options) {
+  isolation::Source src;
+  src.list = [&] { return list_trace_cases(path); };
+  src.read_case = [&](const std::string& id) { return wire::encode(read_trace(path, id)); };
+  return isolation::typed<Trace>(path, isolation::read(path, src, options),
+                                 [](const std::string& b) { return wire::decode<Trace>(b); });
+}
+
+namespace wire {
+void put(Writer& w, const Trace& t) {
+  put(w, t.kase);
+  for (const auto* o : {&t.observed.out_p, &t.observed.out_d, &t.observed.lse_p, &t.observed.lse_d}) put(w, *o);
+  w.u8(static_cast<std::uint8_t>(t.run.status));
+  w.str(t.run.message);
+  const Provenance& p = t.provenance;
+  for (const std::string* s : {&p.kernel_name, &p.kernel_version, &p.device, &p.driver, &p.date, &p.source}) w.str(*s);
+  w.u64(p.scheduling.size());
+  for (const auto& [k, v] : p.scheduling) {
+    w.str(k);
+    w.str(v);
+  }
+  w.u64(t.expected.size());
+  for (const Expectation& e : t.expected) {
+    w.u8(static_cast<std::uint8_t>(e.profile));
+    w.u8(static_cast<std::uint8_t>(e.status));
+    w.str(e.diagnosis);
+    w.str(e.reason);
+  }
+}
+void get(Reader& r, Trace& t) {
+  get(r, t.kase);
+  for (auto* o : {&t.observed.out_p, &t.observed.out_d, &t.observed.lse_p, &t.observed.lse_d}) get(r, *o);
+  t.run.status = static_cast<RunStatus>(r.enum8(static_cast<std::uint8_t>(RunStatus::guards_overwritten)));
+  t.run.message = r.str();
+  Provenance& p = t.provenance;
+  for (std::string* s : {&p.kernel_name, &p.kernel_version, &p.device, &p.driver, &p.date, &p.source}) *s = r.str();
+  p.scheduling.clear();
+  for (std::uint64_t n = r.u64(), i = 0; i < n; ++i) {
+    std::string k = r.str();
+    p.scheduling[k] = r.str();
+  }
+  t.expected.clear();
+  for (std::uint64_t n = r.u64(), i = 0; i < n; ++i) {
+    Expectation e;
+    e.profile = static_cast<Profile>(r.enum8(static_cast<std::uint8_t>(Profile::flashinfer_pod)));
+    e.status = static_cast<validation::Status>(r.enum8(static_cast<std::uint8_t>(validation::Status::skipped)));
+    e.diagnosis = r.str();
+    e.reason = r.str();
+    t.expected.push_back(std::move(e));
+  }
+}
+}  // namespace wire
 
 bool is_trace_file(const std::string& path) {
   std::string fmt;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "fixtures/fixture_io.hpp"
+#include "fixtures/isolated_read.hpp"
 #include "traces/trace.hpp"
 
 #include <cstddef>
@@ -45,9 +46,21 @@ class TraceWriter {
   std::size_t count_ = 0;
 };
 std::vector<std::string> list_trace_cases(const std::string& path);
+// Every case of a trace file, each read or refused on its own (a malformed case does not hide the others),
+// in a child process by default so that a libhdf5 crash on a corrupt file becomes that case's error
+// (fixtures/isolated_read.hpp). Never throws for a bad file: FileRead says what was read and why not.
+FileRead<Trace> read_trace_file(const std::string& path, const ReadOptions& options = {});
+// All cases or the first error (FormatError); read isolated as read_trace_file.
 std::vector<Trace> read_traces(const std::string& path);
 Trace read_trace(const std::string& path, const std::string& case_id);
 // true for a podcheck trace, false for a fixture; throws FormatError for anything else
 bool is_trace_file(const std::string& path);
+
+namespace wire {
+class Writer;
+class Reader;
+void put(Writer& w, const Trace& t);  // fixtures/wire.hpp, for the isolated reader
+void get(Reader& r, Trace& t);
+}  // namespace wire
 
 }  // namespace podcheck

@@ -3,7 +3,7 @@
 #include "testing/catch.hpp"
 
 #include "app/report.hpp"
-#include "app/text_file.hpp"
+#include "app/report_target.hpp"
 #include "validation/tests/helpers.hpp"
 
 #include <filesystem>
@@ -128,11 +128,11 @@ TEST_CASE("a case with outputs not recorded says so in its console line, the sum
 TEST_CASE("report targets are checked before any work: folders, non-regular files, existing files", "[app][report]") {
   const auto dir = std::filesystem::temp_directory_path() / ("podcheck_target_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir / "sub");
-  CHECK_THROWS_WITH(check_writable_target((dir / "missing" / "r.json").string(), false), Catch::Contains("does not exist"));
-  CHECK_THROWS_WITH(check_writable_target((dir / "sub").string(), true), Catch::Contains("not a regular file"));
+  CHECK_THROWS_WITH(check_report_target((dir / "missing" / "r.json").string(), false), Catch::Contains("does not exist"));
+  CHECK_THROWS_WITH(check_report_target((dir / "sub").string(), true), Catch::Contains("it is a directory"));
   write_text_file((dir / "r.json").string(), "{}", false);
-  CHECK_THROWS_WITH(check_writable_target((dir / "r.json").string(), false), Catch::Contains("exists"));
-  CHECK_NOTHROW(check_writable_target((dir / "r.json").string(), true));
+  CHECK_THROWS_WITH(check_report_target((dir / "r.json").string(), false), Catch::Contains("exists"));
+  CHECK_NOTHROW(check_report_target((dir / "r.json").string(), true));
   CHECK_FALSE(std::filesystem::exists(dir / "sub.tmp"));
   ReportFiles rf;
   rf.json = (dir / "sub").string();

@@ -70,7 +70,7 @@ with tempfile.TemporaryDirectory() as tmp:
     check(rc == 2 and "--html names the same file as --json" in out, "--html and --json on one file: exit 2")
     os.mkdir(os.path.join(tmp, "adir"))
     rc, out = pc(tmp, "replay", "planted.h5", "--html", "adir", "--force", "--no-artifacts")
-    check(rc == 2 and "not a regular file" in out, "--html on a folder: exit 2")
+    check(rc == 2 and "it is a directory" in out, "--html on a folder: exit 2")
 
     # JSON extras, and merge --html from the shards' JSON
     rc, out = pc(tmp, "replay", golden, "planted.h5", "--json", "all.json", "--html", "all.html", "--no-artifacts", "-q")

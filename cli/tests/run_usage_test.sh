@@ -24,11 +24,11 @@ expect "give exactly one of --tier, --fixtures, --case" --tier quick --case x --
 expect "--shard needs --tier" --case x --shard 1/2 --check
 expect "--json / --junit / --html report verdicts: give --check too" --tier quick -o "$tmp/t.h5" --json "$tmp/r.json"
 expect "--json / --junit / --html report verdicts: give --check too" --tier quick -o "$tmp/t.h5" --html "$tmp/r.html"
-expect "kept.json: exists (use --force to replace it)" --tier quick --check --html "$tmp/kept.json"
-expect "kept.json: exists (use --force to replace it)" --tier quick --check --json "$tmp/kept.json"
-expect "kept.h5: exists (use --force to replace it)" --tier quick -o "$tmp/kept.h5"
+expect "kept.json': it exists (use --force to replace it)" --tier quick --check --html "$tmp/kept.json"
+expect "kept.json': it exists (use --force to replace it)" --tier quick --check --json "$tmp/kept.json"
+expect "kept.h5': it exists (use --force to replace it)" --tier quick -o "$tmp/kept.h5"
 expect "does not exist" --tier quick -o "$tmp/no/such/dir/t.h5"
-expect "not a regular file" --tier quick --check --json "$tmp" --force
+expect "it is a directory" --tier quick --check --json "$tmp" --force
 # a fixture file is needed for the next one: any existing path passes CLI11's ExistingFile check
 expect "--inputs-by-id needs generated cases" --fixtures "$tmp/kept.h5" -o "$tmp/t.h5" --inputs-by-id
 for f in kept.json kept.h5; do

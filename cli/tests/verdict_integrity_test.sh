@@ -40,7 +40,7 @@ check "--require-outputs makes a missing output a failure" 1 "required output(s)
 check "one malformed case does not stop the other files and cases" 2 "[OK]" "invalid-case" "kv_indices" -- \
   replay broken.h5 "$golden" --no-artifacts
 mkdir -p "$tmp/adir"
-check "a report target that is a folder is refused before any work" 2 "not a regular file" -- \
+check "a report target that is a folder is refused before any work" 2 "it is a directory" -- \
   replay "$golden" --json adir --force --no-artifacts
 [ -e "$tmp/adir.tmp" ] && { echo "FAIL: adir.tmp left behind"; fails=$((fails + 1)); }
 check "a missing report folder is refused before any work" 2 "does not exist" -- \

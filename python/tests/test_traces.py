@@ -28,7 +28,7 @@ def test_write_read_round_trip_keeps_every_bit(tmp_path):
     assert (ta.case.decode.kv.numpy().view(np.uint16) == a.case.decode.kv.numpy().view(np.uint16)).all()  # NaN pages too
     # the verdict on what was read is the verdict on what was written
     assert podcheck.judge(ta).json["metrics"] == podcheck.judge(a.case, **a.outputs).json["metrics"]
-    with pytest.raises(podcheck.FormatError, match="refusing to overwrite existing file"):
+    with pytest.raises(podcheck.FormatError, match="it exists"):
         podcheck.write_trace(path, (a.case, a.outputs))
     podcheck.write_trace(path, (a.case, a.outputs), force=True)
 
@@ -55,7 +55,7 @@ def test_reader_refuses_what_the_cli_refuses_with_the_same_message(tmp_path, rep
         podcheck.read_trace(path)
     assert "dataset 'decode/kv_indices': page index 99 at position 0 out of range" in str(info.value)
     cases, done = replay(path)
-    assert cases[0]["status"] == "invalid-case" and done.returncode == 1  # nothing could be judged
+    assert cases[0]["status"] == "invalid-case" and done.returncode == 2  # an input that could not be read
     assert cases[0]["message"] == str(info.value)
 
 

@@ -21,7 +21,7 @@ grep -q "imported 14 call(s) from 4 dump folder(s)" out || { cat out; fail "impo
 expect 0 "$pc" inspect all.h5 --check
 expect 0 "$pc" replay all.h5 --no-artifacts
 expect 2 "$pc" import flashinfer-dump dumps/serving -o all.h5  # exists, no --force
-grep -q "refusing to overwrite" out || { cat out; fail "overwrite refused"; }
+grep -q "it exists (use --force" out || { cat out; fail "overwrite refused"; }
 
 # one wrong head in layer 1: replay fails (exit 1) and names that call
 run2=$(ls -d dumps/pod_session/*PODWithPagedKVCacheWrapper.run_call0002)

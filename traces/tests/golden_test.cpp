@@ -3,7 +3,10 @@
 #include "testing/catch.hpp"
 #include "traces/trace_io.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 
@@ -74,4 +77,28 @@ TEST_CASE("golden FlashInfer traces: 30 single POD + 8 BatchPOD + 12 feature cas
   const Trace& w = by_id.at("fi_batchpod_f16_h128_gqa4_causal_swa20_ps16_nhd");
   CHECK(w.kase.prefill->params.window_left == 20);
   CHECK(w.kase.decode->params.window_left == 20);
+}
+
+// Not run by ctest (hidden tag): the cost of the isolated reader on the committed golden traces, printed.
+// traces_tests "[.isolation-cost]"
+TEST_CASE("isolated vs in-process read of the golden traces", "[.isolation-cost]") {
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(std::string(PODCHECK_SOURCE_DIR) + "/traces/golden"))
+    if (e.path().extension() == ".h5") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  std::uintmax_t bytes = 0;
+  for (const auto& f : files) bytes += std::filesystem::file_size(f);
+  for (ReadMode mode : {ReadMode::in_process, ReadMode::isolated, ReadMode::in_process, ReadMode::isolated}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::size_t cases = 0;
+    for (const auto& f : files) {
+      FileRead<Trace> r = read_trace_file(f, {mode, nullptr});
+      REQUIRE(r.ok());
+      for (const auto& c : r.cases) REQUIRE(c.ok());
+      cases += r.cases.size();
+    }
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("%-10s %zu files, %.1f MB, %zu cases: %.3f s\n", mode == ReadMode::isolated ? "isolated" : "in-process",
+                files.size(), bytes / 1e6, cases, s);
+  }
 }

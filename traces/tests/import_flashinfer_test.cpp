@@ -129,4 +129,27 @@ TEST_CASE("FlashInfer recordings in all three layouts import onto the case model
   CHECK_THROWS_WITH(import_flashinfer(tmp.path("pod_missing_attr.h5")),
                     Catch::Contains("pod_missing_attr.h5") && Catch::Contains("f16_tiny_no_heads") &&
                         Catch::Contains("missing attribute 'num_kv_heads'"));
+  // read isolated, group by group: the same traces, and the bad group's error with its name
+  for (const char* f : {"pod.h5", "batch_pod.h5", "features.h5"}) {
+    CAPTURE(f);
+    FileRead<Trace> r = import_flashinfer_file(tmp.path(f));
+    REQUIRE(r.ok());
+    std::vector<Trace> direct = import_flashinfer(tmp.path(f));
+    REQUIRE(r.cases.size() == direct.size());
+    for (std::size_t i = 0; i < direct.size(); ++i) {
+      REQUIRE(r.cases[i].ok());
+      CHECK(r.cases[i].value->kase.id == direct[i].kase.id);
+      CHECK(r.cases[i].value->observed.out(SideKind::decode).has_value() == direct[i].observed.out(SideKind::decode).has_value());
+      CHECK(r.cases[i].value->expected == direct[i].expected);
+      CHECK(r.cases[i].value->provenance.scheduling == direct[i].provenance.scheduling);
+    }
+  }
+  FileRead<Trace> bad = import_flashinfer_file(tmp.path("pod_missing_attr.h5"));
+  REQUIRE(bad.ok());
+  REQUIRE(bad.failed_cases() == 1);
+  for (const auto& c : bad.cases)
+    if (!c.ok()) {
+      CHECK(c.id == "f16_tiny_no_heads");
+      CHECK(c.error.find("missing attribute 'num_kv_heads'") != std::string::npos);
+    }
 }

@@ -1,0 +1,24 @@
+# Sanitizer and fuzzing builds (each in a build folder of its own, e.g. build-asan/):
+#   -DPODCHECK_SANITIZE=ON   every C/C++ target with ASan + UBSan (no recovery: a report fails the test)
+#   -DPODCHECK_FUZZ=ON       also the libFuzzer targets in fuzz/ and coverage instrumentation of our code;
+#                            needs clang (Debian: clang-14, libclang-rt-14-dev, libomp-14-dev), implies SANITIZE
+# CUDA is not instrumented: configure these builds with -DPODCHECK_ENABLE_CUDA=OFF.
+option(PODCHECK_SANITIZE "Build with AddressSanitizer + UndefinedBehaviorSanitizer" OFF)
+option(PODCHECK_FUZZ "Build the libFuzzer targets in fuzz/ (clang; implies PODCHECK_SANITIZE)" OFF)
+set(PODCHECK_FUZZ_RUNS 20000 CACHE STRING "Executions per fuzz target when ctest runs it")
+set(PODCHECK_FUZZ_SECONDS 60 CACHE STRING "Time limit per fuzz target when ctest runs it (whichever comes first)")
+
+if(PODCHECK_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "PODCHECK_FUZZ needs clang (e.g. -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_C_COMPILER=clang-14)")
+  endif()
+  set(PODCHECK_SANITIZE ON)
+endif()
+if(PODCHECK_SANITIZE)
+  set(_san -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+  add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:${_san}>")
+  add_link_options("$<$<LINK_LANGUAGE:C,CXX>:-fsanitize=address,undefined>")
+endif()
+if(PODCHECK_FUZZ)
+  add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:-fsanitize=fuzzer-no-link>")
+endif()

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The CPU test suite under AddressSanitizer + UndefinedBehaviorSanitizer, and the reader fuzz targets
+# (libFuzzer, fuzz/) for a fixed number of executions each, in build-asan/ (clang-14; no CUDA).
+#   scripts/sanitizer_tests.sh [FUZZ_RUNS [FUZZ_SECONDS]]   per target, default 20000 runs or 60 s
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-20000}
+seconds=${2:-60}
+jobs=$(nproc 2>/dev/null || echo 2)
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang-14 \
+  -DCMAKE_CXX_COMPILER=clang++-14 -DPODCHECK_ENABLE_CUDA=OFF -DPODCHECK_PYTHON=OFF -DPODCHECK_FUZZ=ON -DPODCHECK_FUZZ_RUNS="$runs" \
+  -DPODCHECK_FUZZ_SECONDS="$seconds" >/dev/null
+cmake --build build-asan -j "$jobs"
+# symbolized reports; a leak, a sanitizer report or an undefined behaviour fails the test
+export ASAN_SYMBOLIZER_PATH=${ASAN_SYMBOLIZER_PATH:-$(command -v llvm-symbolizer-14 || true)}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1}
+# libhdf5's own allocations are not ours to free (fuzz/lsan.supp says why)
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/fuzz/lsan.supp:print_suppressions=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE gpu
