@@ -1,5 +1,5 @@
 // random_case(seed): a small random POD case over every feature the reference knows (LSE base included), with
-// the profile semantic sometimes set, drawn deterministically (built with testing/case_builder.hpp).
+// the profile semantic sometimes set, drawn deterministically (built with fixtures/case_builder.hpp).
 #pragma once
 
 #include "reference/reference.hpp"
