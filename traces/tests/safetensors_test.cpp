@@ -55,7 +55,8 @@ TEST_CASE("safetensors: a hand-built file reads back with its dtypes, shapes and
   auto data = le<std::int32_t>({-7});
   auto fa = le<float>({1.5f, -2.0f});
   data.insert(data.end(), fa.begin(), fa.end());
-  File f(memory_source(raw(header, data), "x.safetensors"));
+  const auto bytes = raw(header, data);  // memory_source does not own the bytes
+  File f(memory_source(bytes, "x.safetensors"));
   REQUIRE(f.header().tensors.size() == 2);
   CHECK(f.header().tensors[0].key == "b");
   CHECK(f.header().metadata.at("format") == "pt");
@@ -109,7 +110,8 @@ TEST_CASE("safetensors: every dtype podcheck reads, through the writer and back"
 
 TEST_CASE("safetensors: rows of dimension 0 are read alone, in any order", "[traces][safetensors]") {
   std::vector<WriteTensor> ts = {{"pages", Dtype::I32, {5, 2}, le<std::int32_t>({0, 1, 10, 11, 20, 21, 30, 31, 40, 41})}};
-  File f(memory_source(serialize(ts), "p.safetensors"));
+  const auto bytes = serialize(ts);  // memory_source does not own the bytes
+  File f(memory_source(bytes, "p.safetensors"));
   Tensor t = to_tensor(f, "pages", std::vector<std::int64_t>{3, 4, 1});
   CHECK(t.shape == std::vector<std::int64_t>{3, 2});
   CHECK(t.get(0) == 30);
