@@ -44,6 +44,25 @@ void fill_scheduling(const pod_run_stats& s, std::map<std::string, std::string>&
 
 }  // namespace
 
+Provenance run_provenance(const kernels::GpuModule& gpu, const kernels::KernelRunner& kernel, const std::string& source) {
+  Provenance p;
+  p.kernel_name = kernel.name();
+  p.kernel_version = kernel.version();
+  p.device = gpu.device_description();
+  p.driver = gpu.driver_version();
+  p.date = utc_now();
+  p.source = source;
+  return p;
+}
+
+void run_into(Trace& t, kernels::KernelRunner& kernel, int kv_chunk_tokens, const Provenance& base) {
+  kernels::RunOutcome r = kernel.run(t.kase, kv_chunk_tokens);
+  t.provenance = base;
+  if (r.run.status != RunStatus::not_supported) fill_scheduling(r.stats, t.provenance.scheduling);
+  t.observed = std::move(r.outputs);
+  t.run = std::move(r.run);
+}
+
 void check_run_options(const RunOptions& o) {
   const int sources = !o.tier.empty() + !o.fixtures.empty() + !o.cases.empty();
   if (sources != 1) throw UsageError("give exactly one of --tier, --fixtures, --case");
@@ -105,13 +124,8 @@ int run_kernel(const RunOptions& o) {
   const std::size_t n = o.limit > 0 ? std::min<std::size_t>(n_all, o.limit) : n_all;
   if (n < n_all) source_desc += ", first " + std::to_string(n);
 
-  Provenance base;
-  base.kernel_name = kernel->name();
-  base.kernel_version = kernel->version();
-  base.device = gpu.device_description();
-  base.driver = gpu.driver_version();
-  base.date = utc_now();
-  base.source = "podcheck run --kernel " + (o.kernel_lib.empty() ? o.kernel : o.kernel_lib) + " (" + source_desc + ")";
+  const Provenance base = run_provenance(
+      gpu, *kernel, "podcheck run --kernel " + (o.kernel_lib.empty() ? o.kernel : o.kernel_lib) + " (" + source_desc + ")");
   std::printf("podcheck run: %s on %s, driver %s: %zu cases (%s)\n", base.kernel_version.c_str(), base.device.c_str(),
               base.driver.c_str(), n, source_desc.c_str());
 
@@ -148,14 +162,9 @@ int run_kernel(const RunOptions& o) {
     } catch (const InvalidCase& e) {
       throw UsageError(std::string("case '") + t.kase.id + "' is invalid: " + e.what());
     }
-    t.provenance = base;
-    kernels::RunOutcome r = kernel->run(t.kase, o.kv_chunk);
-    fill_scheduling(r.stats, t.provenance.scheduling);
-    t.observed = std::move(r.outputs);
-    t.run = r.run;
+    run_into(t, *kernel, o.kv_chunk, base);
     if (t.run.status == RunStatus::not_supported) {
       ++unsupported;
-      t.provenance.scheduling.clear();
       std::printf("[NS]   %s: %s\n", t.kase.id.c_str(), t.run.message.c_str());
     } else if (t.run.status == RunStatus::ran) {
       ++ok;

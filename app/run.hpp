@@ -5,6 +5,7 @@
 #pragma once
 
 #include "app/validate.hpp"
+#include "kernels/module/gpu_module.hpp"
 
 #include <string>
 #include <vector>
@@ -24,6 +25,14 @@ struct RunOptions {
   bool check = false;    // judge each case on the spot
   JudgeJobOptions judge; // with check: policy, required outputs, reports
 };
+
+// The provenance of a run through `kernel`: its name and version, the device, the driver, the date (UTC), and
+// `source` (how it was recorded).
+Provenance run_provenance(const kernels::GpuModule& gpu, const kernels::KernelRunner& kernel, const std::string& source);
+// Runs t.kase through the kernel and records what came back in t: outputs, run record, provenance `base` with
+// the kernel's scheduling facts (none for a case it did not support). The one way podcheck run, and the Python
+// module's run_kernel, turn a kernel's run into a trace.
+void run_into(Trace& t, kernels::KernelRunner& kernel, int kv_chunk_tokens, const Provenance& base);
 
 // Option combinations and output targets, checked before any GPU is looked for. Throws UsageError.
 void check_run_options(const RunOptions& options);

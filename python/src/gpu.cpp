@@ -6,24 +6,17 @@
 
 #include "app/errors.hpp"
 #include "app/gpu.hpp"
+#include "app/run.hpp"
 #include "traces/trace.hpp"
 
 #include <pybind11/stl.h>
 
-#include <ctime>
 #include <map>
 #include <memory>
 
 namespace podcheck::python {
 
 namespace {
-
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
 
 // One runner per kernel for the process (a port loaded, or podcheck's kernel set up, once, as `run` does). Never
 // destroyed: like the GPU module itself, they stay until the process ends and CUDA tears down on its own.
@@ -37,20 +30,14 @@ kernels::KernelRunner& runner(const kernels::GpuModule& gpu, const std::string& 
 Trace run_kernel(const Case& c, std::optional<std::string> kernel_lib, int kv_chunk_tokens) {
   const kernels::GpuModule& gpu = app::gpu_module("podcheck.run_kernel");
   kernels::KernelRunner& k = runner(gpu, kernel_lib.value_or(""));
+  const Provenance base =
+      app::run_provenance(gpu, k, "podcheck.run_kernel (Python) --kernel " + kernel_lib.value_or("podcheck-cuda"));
   Trace t;
   t.kase = c;
   {
     py::gil_scoped_release unlocked;
-    kernels::RunOutcome r = k.run(c, kv_chunk_tokens);
-    t.observed = std::move(r.outputs);
-    t.run = r.run;
+    app::run_into(t, k, kv_chunk_tokens, base);
   }
-  t.provenance.kernel_name = k.name();
-  t.provenance.kernel_version = k.version();
-  t.provenance.device = gpu.device_description();
-  t.provenance.driver = gpu.driver_version();
-  t.provenance.date = utc_now();
-  t.provenance.source = "podcheck.run_kernel (Python) --kernel " + kernel_lib.value_or("podcheck-cuda");
   return t;
 }
 
