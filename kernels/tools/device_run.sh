@@ -4,9 +4,9 @@
 # steps: tests | sanitize | run-quick | run-default | run-full (traces by id, then replay) | golden | bench
 #        faulty (traces of the two broken test ports: a crashed launch, a guard overwrite) | captures (real
 #        FlashInfer API-logging dumps; carry traces/captures/.flashinfer)
-#        check-quick | check-default | check-full | port | profiles   (default: tests)
+#        check-quick | check-default | check-full | port | profiles | ncu   (default: tests)
 # port: build libpodcheck_flashinfer.so (kernels/ports/flashinfer, docs/PORTS.md) from FLASHINFER_DIR (default
-# ../.flashinfer) into /tmp/build-fi (kept while the machine stays warm), then KERNEL_LIB and PEER point to it.
+# ./.flashinfer, else ../.flashinfer; carry .flashinfer) into /tmp/build-fi (kept while the machine stays warm), then KERNEL_LIB and PEER point to it.
 # KERNEL_LIB=path.so: check-*, run-* and golden run that port (--kernel-lib) instead of podcheck-cuda;
 # PEER=path.so: bench also times that port (--peer). FULL_SHARDS="a/n b/n": check-full runs each shard in turn.
 # profiles: the cases check-* found incorrect, recorded again by id and replayed under flashinfer-pod and
@@ -26,6 +26,19 @@ STEPS=${*:-tests}
 PROCS=${PROCS:-16}
 log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$OUT/summary.txt"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >> "$OUT/summary.txt" 2>&1
+# the port's build (step `port`) runs in the background beside the main build; the step waits for it
+FI=${FLASHINFER_DIR:-$([ -d .flashinfer ] && echo $PWD/.flashinfer || echo $PWD/../.flashinfer)}; BF=/tmp/build-fi
+SO=$BF/kernels/ports/flashinfer/libpodcheck_flashinfer.so
+port_build() {
+  if [ -f $SO ] && [ -z "${REBUILD_PORT:-}" ]; then log "port: reusing $SO (warm machine)"; return 0; fi
+  log "port: configure with PODCHECK_FLASHINFER_DIR=$FI"
+  cmake -S . -B $BF -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DPODCHECK_BUILD_TESTS=OFF \
+    -DPODCHECK_FLASHINFER_DIR=$FI > "$OUT/port_configure.log" 2>&1 || return 1
+  local t0=$(date +%s)
+  cmake --build $BF -j16 --target podcheck_flashinfer > "$OUT/port_build.log" 2>&1 || return 1
+  echo "port build: $(( $(date +%s) - t0 )) s, $(stat -c %s $SO) bytes" | tee -a "$OUT/summary.txt"
+}
+case " $STEPS " in *" port "*) port_build & PORT_PID=$!;; esac
 if [ -n "${PREBUILT:-}" ]; then
   [ -f "$PREBUILT/bin.tgz" ] && [ ! -x "$PREBUILT/podcheck" ] && tar xzf "$PREBUILT/bin.tgz" -C "$PREBUILT"
   PODCHECK=$PREBUILT/podcheck; KTESTS=$PREBUILT/kernels_tests; FAULTY_DIR=$PREBUILT
@@ -37,8 +50,9 @@ else
   cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 > "$OUT/configure.log" 2>&1 \
     || { tail -30 "$OUT/configure.log"; exit 1; }
   TARGETS="kernels_tests"
-  case " $STEPS " in *run-*|*check-*|*bench*|*golden*|*sanitize*|*profiles*|*faulty*) TARGETS="$TARGETS podcheck";; esac
+  case " $STEPS " in *run-*|*check-*|*bench*|*golden*|*sanitize*|*profiles*|*faulty*|*ncu*) TARGETS="$TARGETS podcheck";; esac
   case " $STEPS " in *faulty*) TARGETS="$TARGETS podcheck_faulty_crash podcheck_faulty_guard";; esac
+  TARGETS=${BUILD_TARGETS:-$TARGETS}  # e.g. "podcheck podcheck_gpu": no kernels_tests when no step runs them
   log "build $TARGETS"
   cmake --build $B -j16 --target $TARGETS > "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" "$OUT/build.log" | head -40; exit 1; }
   PODCHECK=$B/cli/podcheck; KTESTS=$B/kernels/kernels_tests; FAULTY_DIR=$B/kernels
@@ -48,16 +62,7 @@ KSEL="--kernel podcheck-cuda"
 for s in $STEPS; do
   case $s in
     port)
-      FI=${FLASHINFER_DIR:-$PWD/../.flashinfer}; BF=/tmp/build-fi
-      SO=$BF/kernels/ports/flashinfer/libpodcheck_flashinfer.so
-      if [ -f $SO ] && [ -z "${REBUILD_PORT:-}" ]; then log "port: reusing $SO (warm machine)"; else
-        log "port: configure with PODCHECK_FLASHINFER_DIR=$FI"
-        cmake -S . -B $BF -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DPODCHECK_BUILD_TESTS=OFF \
-          -DPODCHECK_FLASHINFER_DIR=$FI > "$OUT/port_configure.log" 2>&1 || { tail -30 "$OUT/port_configure.log"; exit 1; }
-        t0=$(date +%s)
-        cmake --build $BF -j16 --target podcheck_flashinfer > "$OUT/port_build.log" 2>&1 || { grep -E "error|FAILED" "$OUT/port_build.log" | head -40; exit 1; }
-        echo "port build: $(( $(date +%s) - t0 )) s, $(stat -c %s $SO) bytes" | tee -a "$OUT/summary.txt"
-      fi
+      if [ -n "${PORT_PID:-}" ]; then wait $PORT_PID || { grep -E "error|FAILED" "$OUT/port_build.log" | head -40; tail -30 "$OUT/port_configure.log"; exit 1; }; fi
       KERNEL_LIB=${KERNEL_LIB:-$SO}; PEER=${PEER:-$SO}; KSEL="--kernel-lib $KERNEL_LIB";;
     tests)
       log "kernels_tests"
@@ -155,6 +160,28 @@ for s in $STEPS; do
         $PODCHECK replay "$OUT/faulty_$f.h5" --no-artifacts >> "$OUT/faulty_$f.log" 2>&1
         echo "faulty $f: replay rc=$? (expected 1)" | tee -a "$OUT/summary.txt"
       done;;
+    ncu)
+      # Nsight Compute (hardware counters, clocks left alone: --clock-control none) on one launch each: our
+      # fused kernel on mix A's decode alone and prefill alone, and, with PEER set, the peer's kernel on the same
+      # decode case. NCU_CASES="name|kernel-regex|case-id ..." replaces our two. Reports as text in $OUT/ncu.tgz.
+      mkdir -p /tmp/ncu; rm -f /tmp/ncu/*
+      prof() {  # name, kernel selection, kernel-name regex, case id
+        log "ncu $1"
+        timeout ${NCU_TIMEOUT:-240} ncu --clock-control none --set full -k "regex:$3" -c 1 -f -o /tmp/ncu/$1 \
+          $PODCHECK run $2 --case "$4" --check > /tmp/ncu/$1.log 2>&1
+        echo "ncu $1 rc=$?" | tee -a "$OUT/summary.txt"
+        ncu -i /tmp/ncu/$1.ncu-rep --page details > /tmp/ncu/$1.txt 2>&1
+        ncu -i /tmp/ncu/$1.ncu-rep --page source --csv --print-source sass > /tmp/ncu/$1_sass.csv 2>&1
+        grep -E "Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Issue Slots Busy|No Eligible" /tmp/ncu/$1.txt | head -12 | tee -a "$OUT/summary.txt"
+        rm -f /tmp/ncu/$1.ncu-rep
+      }
+      DEC_A="decode_bf16_h32kv8d128_ps16_nhd(bs_d=128,kv_d=2048,seed=0)"
+      PRE_A="prefill_bf16_h32kv8d128_ps16_nhd(qo_p=2048,kv_p=2048,causal,seed=0)"
+      prof dec_ours "--kernel podcheck-cuda" pod_fused "$DEC_A"
+      prof pre_ours "--kernel podcheck-cuda" pod_fused "$PRE_A"
+      [ -n "${PEER:-}" ] && prof dec_peer "--kernel-lib $PEER" BatchPrefill "$DEC_A"
+      [ -n "${PEER:-}" ] && prof pre_peer "--kernel-lib $PEER" BatchPrefill "$PRE_A"
+      tar czf "$OUT/ncu.tgz" -C /tmp/ncu .;;
     bench)
       log "bench kernel"
       $PODCHECK bench kernel ${PEER:+--peer $PEER} > "$OUT/bench.log" 2>&1; echo "bench rc=$?" | tee -a "$OUT/summary.txt"
