@@ -7,6 +7,7 @@
 #        check-quick | check-default | check-full | port | profiles | ncu   (default: tests)
 # port: build libpodcheck_flashinfer.so (kernels/ports/flashinfer, docs/PORTS.md) from FLASHINFER_DIR (default
 # ./.flashinfer, else ../.flashinfer; carry .flashinfer) into /tmp/build-fi (kept while the machine stays warm), then KERNEL_LIB and PEER point to it.
+# PORT_INSTANCES=bench builds only the benchmark's 5 instantiations (a peer for `bench`, not for sweeps).
 # KERNEL_LIB=path.so: check-*, run-* and golden run that port (--kernel-lib) instead of podcheck-cuda;
 # PEER=path.so: bench also times that port (--peer). FULL_SHARDS="a/n b/n": check-full runs each shard in turn.
 # profiles: the cases check-* found incorrect, recorded again by id and replayed under flashinfer-pod and
@@ -36,7 +37,7 @@ port_build() {
   if [ -f $SO ] && [ -z "${REBUILD_PORT:-}" ]; then log "port: reusing $SO (warm machine)"; return 0; fi
   log "port: configure with PODCHECK_FLASHINFER_DIR=$FI"
   cmake -S . -B $BF -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DPODCHECK_BUILD_TESTS=OFF \
-    -DPODCHECK_FLASHINFER_DIR=$FI > "$OUT/port_configure.log" 2>&1 || return 1
+    -DPODCHECK_FLASHINFER_DIR=$FI -DPODCHECK_FLASHINFER_INSTANCES=${PORT_INSTANCES:-all} > "$OUT/port_configure.log" 2>&1 || return 1
   local t0=$(date +%s)
   cmake --build $BF -j16 --target podcheck_flashinfer > "$OUT/port_build.log" 2>&1 || return 1
   echo "port build: $(( $(date +%s) - t0 )) s, $(stat -c %s $SO) bytes" | tee -a "$OUT/summary.txt"

@@ -134,3 +134,14 @@ set(PODCHECK_FI_INSTANCES
   # the benchmark's prefill alone (single_prefill_with_kv_cache)
   single_prefill:bf16/bf16:d128:causal:w00:none:cap0
 )
+
+# The subset `podcheck bench kernel --peer` needs (kernels/bench/kernel_bench.cu's mixes: bf16, head_dim 128,
+# causal prefill, no window): POD and BatchPOD fused, FlashInfer's prefill alone (single, batch) and its
+# tensor-core decode alone. -DPODCHECK_FLASHINFER_INSTANCES=bench builds only these.
+set(PODCHECK_FI_BENCH_INSTANCES
+  pod:bf16/bf16:d128:causal:w00:none:cap0
+  bpod:bf16/bf16:d128:causal:w00:none:cap0
+  batch_prefill:bf16/bf16:d128:causal:w00:none:cap0
+  batch_prefill:bf16/bf16:d128:none:w00:none:cap0
+  single_prefill:bf16/bf16:d128:causal:w00:none:cap0
+)
