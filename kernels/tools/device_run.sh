@@ -167,7 +167,7 @@ for s in $STEPS; do
     ncu)
       # Nsight Compute (hardware counters, clocks left alone: --clock-control none) on one launch each: our
       # fused kernel on mix A's decode alone and prefill alone, and, with PEER set, the peer's kernel on the same
-      # decode case. NCU_CASES="name|kernel-regex|case-id ..." replaces our two. Reports as text in $OUT/ncu.tgz.
+      # decode case (NCU_PEER=0: not). Reports as text in $OUT/ncu.tgz.
       mkdir -p /tmp/ncu; rm -f /tmp/ncu/*
       prof() {  # name, kernel selection, kernel-name regex, case id
         log "ncu $1"
@@ -183,8 +183,8 @@ for s in $STEPS; do
       PRE_A="prefill_bf16_h32kv8d128_ps16_nhd(qo_p=2048,kv_p=2048,causal,seed=0)"
       prof dec_ours "--kernel podcheck-cuda" pod_fused "$DEC_A"
       prof pre_ours "--kernel podcheck-cuda" pod_fused "$PRE_A"
-      [ -n "${PEER:-}" ] && prof dec_peer "--kernel-lib $PEER" BatchPrefill "$DEC_A"
-      [ -n "${PEER:-}" ] && prof pre_peer "--kernel-lib $PEER" BatchPrefill "$PRE_A"
+      [ -n "${PEER:-}" ] && [ "${NCU_PEER:-1}" = 1 ] && prof dec_peer "--kernel-lib $PEER" BatchPrefill "$DEC_A"
+      [ -n "${PEER:-}" ] && [ "${NCU_PEER:-1}" = 1 ] && prof pre_peer "--kernel-lib $PEER" BatchPrefill "$PRE_A"
       tar czf "$OUT/ncu.tgz" -C /tmp/ncu .;;
     bench)
       log "bench kernel"
