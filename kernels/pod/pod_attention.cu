@@ -23,14 +23,22 @@
 //                   tiles of 64 tokens (D 256: 32) double-buffered by cp.async (load t+1 while computing t). K, V and Q
 //                   fragments come from ldmatrix (.trans for V) on rows padded by 16 bytes (conflict-free);
 //                   fp8 KV is copied raw and converted (exactly) in shared memory after the copy lands.
-//   v3 (this file)  v2 plus the standalone-kernel features, on both sides (ABI 2): RoPE-LLaMA (q rotated at
+//   v3              v2 plus the standalone-kernel features, on both sides (ABI 2): RoPE-LLaMA (q rotated at
 //                   position i + L - Q while its tile is loaded, k at position j in shared memory once its
 //                   tile has landed; angles in double, reduced to [-pi, pi], __sincosf, results rounded to
 //                   the query dtype as the mma operands), ALiBi (slope_h * (j - i) added to the fp32 logit)
 //                   and the logits soft cap (cap * tanhf(s / cap)), in the emulator's order: s = x * sm,
 //                   + bias, soft cap, * log2(e). Tiles, scheduler and numerics otherwise as v2. The feature
 //                   paths are a second instantiation (template bool F), so cases without them keep v2's code.
+//   v3.1 (this file) v3's tiles, scheduler and numerics with fewer instructions (the first step toward v4,
+//                   docs/KERNEL.md notebook): KV copy addresses resolved once per item and a page lookup per
+//                   row through a FastDiv (v3 divided per 16-byte chunk), each role's side by a compile-time
+//                   index (its parameters are constant-bank operands), tiles whose real rows all see every
+//                   key skip the per-element mask (rows past the request no longer force it), O rescaled
+//                   only when a row maximum moved, and a register budget per head_dim that matches what
+//                   shared memory allows (no spills). Outputs bit-identical to v3's by construction.
 #include "kernels/host/cuda_check.hpp"
+#include "kernels/pod/fast_div.hpp"
 #include "kernels/pod/pod_launch.hpp"
 
 #include <cuda_bf16.h>
@@ -67,6 +75,7 @@ struct SideDev {
   int alibi, rope;                // pos_encoding is ALIBI / ROPE_LLAMA
   double rope_log2_theta;         // RoPE: log2(rope_theta)
   double rope_rcp_scale;          // RoPE: 1 / rope_scale
+  FastDiv ps;                     // the KV page size, for the copy loops' token -> (page, slot)
 };
 
 struct KParams {
@@ -191,15 +200,13 @@ __device__ __forceinline__ bool visible(const pod_side& s, int r, int i, int j, 
 __device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
 }
-// 16 bytes global -> shared, L2 only; valid == false writes 16 zero bytes and reads nothing.
-__device__ __forceinline__ void cp_async16(void* dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)), "l"(src), "r"(valid ? 16 : 0)
-               : "memory");
+// 16 bytes global -> shared (dst: a 32-bit shared-space address), L2 only; valid == false writes 16 zero bytes
+// and reads nothing. 8 bytes: fp8 KV (strides are multiples of 8 elements = 8 bytes, not always 16).
+__device__ __forceinline__ void cp_async16(std::uint32_t dst, const void* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0) : "memory");
 }
-// 8 bytes (fp8 KV: strides are multiples of 8 elements = 8 bytes, so 16-byte alignment is not guaranteed).
-__device__ __forceinline__ void cp_async8(void* dst, const void* src, bool valid) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(smem_u32(dst)), "l"(src), "r"(valid ? 8 : 0)
-               : "memory");
+__device__ __forceinline__ void cp_async8(std::uint32_t dst, const void* src, bool valid) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 8 : 0) : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N> __device__ __forceinline__ void cp_async_wait() {
@@ -250,34 +257,62 @@ template <int D, class KVT> struct Smem {
                 "16-byte alignment of every block");
 };
 
-// Issues the copies of KV tokens [t0, t0 + NTOK) of one KV head (tokens >= kv_hi zero-filled) into K/V stage
-// buffers; chunks of 8 elements, chunk c handled by the thread with c % nthr == idx.
-template <int D, int NTOK, class KVT>
-__device__ __forceinline__ void issue_kv_tile(const pod_side& S, int page_base, int kv_head, int t0, int kv_hi,
-                                              unsigned char* kdst, unsigned char* vdst, int idx, int nthr) {
-  constexpr int CPR = D / 8;
+// Where one KV head's tokens of one request live, resolved once per work item: the head's base pointers
+// and the request's page indices. Strides and the page size stay in the kernel's parameters (constant bank:
+// the item functions get their side by a compile-time index, so they are instruction operands, not registers).
+struct KvSrc {
+  const unsigned char* k;
+  const unsigned char* v;
+  const std::int32_t* pages;
+};
+template <class KVT>
+__device__ __forceinline__ KvSrc kv_src(const SideDev& SDv, int page_base, int kv_head) {
+  const pod_kv& kv = SDv.s.kv;
+  KvSrc r;
+  r.k = static_cast<const unsigned char*>(kv.k) + kv_head * kv.k_stride_head * (std::int64_t)sizeof(KVT);
+  r.v = static_cast<const unsigned char*>(kv.v) + kv_head * kv.v_stride_head * (std::int64_t)sizeof(KVT);
+  r.pages = kv.indices + page_base;
+  return r;
+}
+
+// Issues the copies of KV tokens [t0, t0 + NTOK) (tokens >= kv_hi zero-filled, never read) into K/V stage
+// buffers; chunks of 8 elements, chunk c = idx + i * NTHR handled by thread idx of NTHR. CPR divides NTHR,
+// so a thread keeps one column and steps over rows: per row one page lookup (FastDiv, read-only load) and
+// the address products; the head offset is resolved once per item (KvSrc). v3 re-derived the head offset
+// and a signed division per chunk: about two thirds of the decode kernel's instructions (ncu, docs/KERNEL.md).
+template <int D, int NTOK, int NTHR, class KVT>
+__device__ __forceinline__ void issue_kv_tile(const SideDev& SDv, const KvSrc& src, int t0, int kv_hi,
+                                              unsigned char* kdst, unsigned char* vdst, int idx) {
+  constexpr int CPR = D / 8;            // 8-element chunks per token row
+  static_assert(NTHR % CPR == 0, "a thread keeps one column");
+  constexpr int RPP = NTHR / CPR;       // rows per pass of all NTHR threads
+  static_assert(NTOK % RPP == 0, "whole passes");
   constexpr int SD = D + 8;
-  const int ps = S.kv.page_size;
-  const KVT* kb = static_cast<const KVT*>(S.kv.k);
-  const KVT* vb = static_cast<const KVT*>(S.kv.v);
-  for (int c = idx; c < NTOK * CPR; c += nthr) {
-    const int row = c / CPR, col = (c % CPR) * 8;
-    const int t = t0 + row;
+  constexpr int E = sizeof(KVT);
+  constexpr int ROWB = E == 2 ? SD * 2 : D;  // bytes per stage row (16-bit: padded)
+  const pod_kv& kv = SDv.s.kv;
+  const int row0 = idx / CPR, col = (idx % CPR) * 8;
+  const std::uint32_t kd = smem_u32(kdst) + row0 * ROWB + col * E;
+  const std::uint32_t vd = smem_u32(vdst) + row0 * ROWB + col * E;
+  const unsigned char* kb = src.k + col * E;
+  const unsigned char* vb = src.v + col * E;
+  // at most 8 rows' lookups in flight (16 for D 256 decode would keep 32 more registers live)
+#pragma unroll(NTOK / RPP > 8 ? 8 : NTOK / RPP)
+  for (int i = 0; i < NTOK / RPP; ++i) {
+    const int t = t0 + row0 + i * RPP;
     const bool ok = t < kv_hi;
-    const KVT* ks = kb;
-    const KVT* vs = vb;
-    if (ok) {
-      const std::int64_t page = S.kv.indices[page_base + t / ps];
-      const std::int64_t slot = t % ps;
-      ks = kb + page * S.kv.k_stride_page + slot * S.kv.k_stride_slot + (std::int64_t)kv_head * S.kv.k_stride_head + col;
-      vs = vb + page * S.kv.v_stride_page + slot * S.kv.v_stride_slot + (std::int64_t)kv_head * S.kv.v_stride_head + col;
-    }
-    if constexpr (sizeof(KVT) == 2) {
-      cp_async16(kdst + (row * SD + col) * 2, ks, ok);
-      cp_async16(vdst + (row * SD + col) * 2, vs, ok);
+    const int tc = ok ? t : t0;  // t0 < kv_hi: its page exists, so the lookup below stays in range
+    const int q = SDv.ps.div(tc);
+    const std::int64_t page = __ldg(src.pages + q);
+    const std::int64_t slot = SDv.ps.mod(tc, q);
+    const unsigned char* ks = kb + (page * kv.k_stride_page + slot * kv.k_stride_slot) * E;
+    const unsigned char* vs = vb + (page * kv.v_stride_page + slot * kv.v_stride_slot) * E;
+    if constexpr (E == 2) {
+      cp_async16(kd + i * RPP * ROWB, ks, ok);
+      cp_async16(vd + i * RPP * ROWB, vs, ok);
     } else {
-      cp_async8(kdst + row * D + col, ks, ok);
-      cp_async8(vdst + row * D + col, vs, ok);
+      cp_async8(kd + i * RPP * ROWB, ks, ok);
+      cp_async8(vd + i * RPP * ROWB, vs, ok);
     }
   }
 }
@@ -323,20 +358,21 @@ struct RowMask {
   float scale_log2;
   const SideDev* X;      // ALiBi or a soft cap: the side whose logits are formed element by element; else null
   int kv_head, g;
-  bool rows_full;        // all 16 rows of the warp's block are real rows (< packed)
-  int pos_min, pos_max;  // bottom-right positions (i + L - qo_len) of the block's first and last rows
-  __device__ __forceinline__ void set_rows(int row0, int g) {  // row0: the block's first packed row
+  int pos_min, pos_max;  // bottom-right positions (i + L - qo_len) of the block's first and last real rows
+  __device__ __forceinline__ void set_rows(int row0, int g) {  // row0: the block's first packed row (< packed)
     prow[0] = row0 + (threadIdx.x & 31) / 4;
     prow[1] = prow[0] + 8;
     irow[0] = prow[0] / g;
     irow[1] = prow[1] / g;
-    rows_full = row0 + 16 <= packed;
     pos_min = row0 / g + L - qo_len;
-    pos_max = (row0 + 15) / g + L - qo_len;
+    pos_max = (min(row0 + 15, packed - 1)) / g + L - qo_len;
   }
-  // True when every (row, token) of the tile [t0, t0 + ntok) is visible: the per-element mask can be skipped.
+  // True when every (real row, token) of the tile [t0, t0 + ntok) is visible: the per-element mask can be
+  // skipped. Rows past the request (packed and beyond) do not count: their query rows are zeros, so their
+  // logits are finite, and their state is never written (v3 sent every decode tile with g < 16 down the
+  // per-element path for them).
   __device__ __forceinline__ bool tile_full(int t0, int ntok) const {
-    if (!rows_full || t0 + ntok > kv_hi || S->mask_mode == POD_MASK_CUSTOM) return false;
+    if (t0 + ntok > kv_hi || S->mask_mode == POD_MASK_CUSTOM) return false;
     if (S->mask_mode == POD_MASK_CAUSAL && t0 + ntok - 1 > pos_min) return false;
     if (S->window_left >= 0 && t0 < pos_max - S->window_left) return false;
     return true;
@@ -432,12 +468,16 @@ __device__ __forceinline__ void attend_tile(const QT* Qw, const QT* Kt, const QT
     pa[n >> 1][(n & 1) * 2 + 0] = lo;
     pa[n >> 1][(n & 1) * 2 + 1] = hi;
   }
+  // Rescale O only when a row's maximum moved somewhere in the warp: alpha = 1 exactly otherwise, so
+  // skipping is bit-identical, and after the first tiles it is the common case (NT_D x 4 multiplies saved).
+  if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
 #pragma unroll
-  for (int n = 0; n < NT_D; ++n) {
-    o[n][0] *= alpha[0];
-    o[n][1] *= alpha[0];
-    o[n][2] *= alpha[1];
-    o[n][3] *= alpha[1];
+    for (int n = 0; n < NT_D; ++n) {
+      o[n][0] *= alpha[0];
+      o[n][1] *= alpha[0];
+      o[n][2] *= alpha[1];
+      o[n][3] *= alpha[1];
+    }
   }
 #pragma unroll
   for (int kk = 0; kk < NTOK / 16; ++kk)
@@ -582,7 +622,6 @@ __device__ __forceinline__ void prefill_item(const KParams& P, const SideDev& SD
   constexpr int TK = kPreKV<D>;
   constexpr int NT_D = D / 8;
   const int warp = tid >> 5, lane = tid & 31, tq = lane & 3;
-  const pod_side& S = SDv.s;
   const ItemCtx c = item_ctx(P, SDv, it, kTileQ);
   const int packed = c.packed, kv_lo = c.kv_lo, kv_hi = c.kv_hi;
 
@@ -606,14 +645,14 @@ __device__ __forceinline__ void prefill_item(const KParams& P, const SideDev& SD
   const bool warp_active = wrow0 < packed;
   const RowMask M = row_mask(SDv, c, it.kv_head, wrow0);
 
-  if (n_tiles > 0) issue_kv_tile<D, TK, KVT>(S, c.page_base, it.kv_head, kv_lo, kv_hi, stage_k(0), stage_v(0), tid, kThreads);
+  const KvSrc src = kv_src<KVT>(SDv, c.page_base, it.kv_head);
+  if (n_tiles > 0) issue_kv_tile<D, TK, kThreads, KVT>(SDv, src, kv_lo, kv_hi, stage_k(0), stage_v(0), tid);
   cp_async_commit();
   for (int k = 0; k < n_tiles; ++k) {
     const int s = k & 1;
     // Stage s ^ 1 was last read in iteration k - 1, which ended with a barrier.
     if (k + 1 < n_tiles)
-      issue_kv_tile<D, TK, KVT>(S, c.page_base, it.kv_head, kv_lo + (k + 1) * TK, kv_hi, stage_k(s ^ 1),
-                                     stage_v(s ^ 1), tid, kThreads);
+      issue_kv_tile<D, TK, kThreads, KVT>(SDv, src, kv_lo + (k + 1) * TK, kv_hi, stage_k(s ^ 1), stage_v(s ^ 1), tid);
     cp_async_commit();
     cp_async_wait<1>();  // this thread's copies of tile k are done
     const QT* Kt;
@@ -665,7 +704,6 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
   constexpr int NS = kDecStages<D>;
   constexpr int T = kTileKVDecode;
   const int warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
-  const pod_side& S = SDv.s;
   const ItemCtx c = item_ctx(P, SDv, it, kTileQDecode);
   const int packed = c.packed, kv_lo = c.kv_lo, kv_hi = c.kv_hi;
 
@@ -687,10 +725,11 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
   float m[2] = {-INFINITY, -INFINITY}, d[2] = {0.f, 0.f};
   const RowMask M = row_mask(SDv, c, it.kv_head, it.row_begin);
 
+  const KvSrc src = kv_src<KVT>(SDv, c.page_base, it.kv_head);
   // Prologue: NS - 1 tiles in flight (one commit group per tile slot, empty groups past the end).
 #pragma unroll
   for (int s = 0; s < NS - 1; ++s) {
-    if (s < nt) issue_kv_tile<D, T, KVT>(S, c.page_base, it.kv_head, tile_start(s), kv_hi, stage_k(s), stage_v(s), lane, 32);
+    if (s < nt) issue_kv_tile<D, T, 32, KVT>(SDv, src, tile_start(s), kv_hi, stage_k(s), stage_v(s), lane);
     cp_async_commit();
   }
   __syncthreads();  // the Q tile is visible to every warp
@@ -698,8 +737,7 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
     __syncwarp();  // every lane is done with tile k - 1 (its stage is refilled next, the converted tile too)
     const int kn = k + NS - 1;
     if (kn < nt)
-      issue_kv_tile<D, T, KVT>(S, c.page_base, it.kv_head, tile_start(kn), kv_hi, stage_k(kn % NS), stage_v(kn % NS),
-                               lane, 32);
+      issue_kv_tile<D, T, 32, KVT>(SDv, src, tile_start(kn), kv_hi, stage_k(kn % NS), stage_v(kn % NS), lane);
     cp_async_commit();
     cp_async_wait<NS - 1>();  // this lane's copies of tile k are done
     const int s = k % NS;
@@ -769,8 +807,11 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
 }
 
 // ---- the fused kernel ----------------------------------------------------------------------------------
+// Minimum CTAs per SM for the register budget: what shared memory allows anyway (D 64: 3, D 128: 2, D 256: 1),
+// so registers never cost occupancy and ptxas does not spill to stay under a tighter default target.
+template <int D> constexpr int kMinCtas = D == 64 ? 3 : D == 128 ? 2 : 1;
 template <int D, class QT, class KVT, bool F>
-__global__ void __launch_bounds__(kThreads) pod_fused_kernel(const __grid_constant__ KParams P) {
+__global__ void __launch_bounds__(kThreads, kMinCtas<D>) pod_fused_kernel(const __grid_constant__ KParams P) {
   extern __shared__ uint4 smem_raw[];
   unsigned char* smem = reinterpret_cast<unsigned char*>(smem_raw);
   __shared__ int s_item, s_side, s_role;
@@ -800,10 +841,9 @@ __global__ void __launch_bounds__(kThreads) pod_fused_kernel(const __grid_consta
     __syncthreads();
     const int side = s_side, item_idx = s_item;
     if (side < 0) return;
-    const SideDev& SDv = P.side[side];
-    const WorkItem it = SDv.items[item_idx];
-    if (side == 0) prefill_item<D, QT, KVT, F>(P, SDv, it, smem, tid);
-    else decode_item<D, QT, KVT, F>(P, SDv, it, smem, tid);
+    // each role's side by a compile-time index: its parameters are constant-bank operands, not loads
+    if (side == 0) prefill_item<D, QT, KVT, F>(P, P.side[0], P.side[0].items[item_idx], smem, tid);
+    else decode_item<D, QT, KVT, F>(P, P.side[1], P.side[1].items[item_idx], smem, tid);
     __syncthreads();  // smem (and s_item) reuse by the next item
   }
 }
@@ -980,6 +1020,7 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
     sd.scale_log2 = float(sc * 1.4426950408889634);
     sd.sm = float(sc);
     sd.cap = sides[si]->logits_soft_cap;
+    sd.ps = FastDiv::make(sides[si]->kv.page_size);
     sd.alibi = sides[si]->pos_encoding == POD_POS_ALIBI;
     sd.rope = sides[si]->pos_encoding == POD_POS_ROPE_LLAMA;
     if (sd.rope) {
@@ -1077,7 +1118,7 @@ thread_local std::string g_last_error;
 
 extern "C" const pod_kernel_info* podcheck_kernel_info(void) {
   static const pod_kernel_info info{POD_ABI_VERSION, podcheck::kernels::kKernelName, podcheck::kernels::kKernelVersion,
-                                    "fused POD v2: SM-aware CTA roles, decode split over warps, cp.async pipelines, ldmatrix + mma.sync m16n8k16, split-KV + LSE merge"};
+                                    "fused POD v3.1: SM-aware CTA roles, decode split over warps, cp.async pipelines, ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
   return &info;
 }
 

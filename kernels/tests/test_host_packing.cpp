@@ -1,6 +1,7 @@
 // Host-side tests (no GPU): Case -> pod_problem packing and strides, ABI struct layout, unsupported
 // feature detection, and the launch plan (items cover the work exactly once, chunks partition the KV).
 #include "kernels/host/case_problem.hpp"
+#include "kernels/pod/fast_div.hpp"
 #include "kernels/pod/pod_plan.hpp"
 #include "kernels/tests/test_cases.hpp"
 #include "testing/catch.hpp"
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <cstddef>
 #include <map>
+#include <random>
 #include <set>
 #include <tuple>
 #include <type_traits>
@@ -339,4 +341,35 @@ TEST_CASE("RoPE ALiBi and soft cap are supported and their parameters packed (AB
   pack_case(own, po);
   REQUIRE(po.side[0].alibi_slopes.size() == 12);
   for (int h = 0; h < 12; ++h) CHECK(po.side[0].alibi_slopes[h] == static_cast<float>(0.01 * (h + 1)));
+}
+
+// The KV copy loops divide token indices by the page size with FastDiv: every divisor a page size can be in
+// the tiers and beyond (1..4096, and large ones), against the divide instruction, on the numerators near
+// the edges (multiples of d and their neighbours, 2^31 - 1) and on random ones below 2^31.
+TEST_CASE("FastDiv divides like / for n < 2^31", "[kernels][host]") {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<std::int32_t> any(0, 0x7fffffff);
+  std::vector<std::int32_t> divisors;
+  for (std::int32_t d = 1; d <= 4096; ++d) divisors.push_back(d);
+  for (std::int32_t d : {65535, 65536, 65537, 1 << 20, (1 << 20) + 1, 999999937, 1 << 30, 0x7ffffffe, 0x7fffffff})
+    divisors.push_back(d);
+  std::int64_t wrong = 0, checked = 0;
+  for (std::int32_t d : divisors) {
+    const FastDiv f = FastDiv::make(d);
+    auto check = [&](std::int64_t n) {
+      if (n < 0 || n > 0x7fffffff) return;
+      const auto q = f.div(static_cast<std::int32_t>(n));
+      wrong += (q != n / d) || (f.mod(static_cast<std::int32_t>(n), q) != n % d);
+      ++checked;
+    };
+    for (std::int64_t n = 0; n < 3 * static_cast<std::int64_t>(d) + 3 && n < 20000; ++n) check(n);
+    for (std::int64_t k : {std::int64_t{1000}, std::int64_t{1} << 20, (std::int64_t{1} << 31) / d})
+      for (std::int64_t e = -1; e <= 1; ++e) check(k * d + e);
+    check(0x7fffffff);
+    check(0x7ffffffe);
+    for (int i = 0; i < 64; ++i) check(any(rng));
+  }
+  INFO(checked << " quotients checked");
+  CHECK(wrong == 0);
+  CHECK(checked > 4000000);
 }
