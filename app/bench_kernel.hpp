@@ -4,14 +4,22 @@
 // profile, a peer under flashinfer-pod, the profile of FlashInfer's POD).
 #pragma once
 
+#include "kernels/bench/bench_mixes.hpp"
+
 #include <string>
+#include <vector>
 
 namespace podcheck::app {
 
 struct BenchKernelOptions {
   int warmup = 5, reps = 30;
-  std::string peer;  // a port's shared library, "" = ours only
+  std::string peer;                // a port's shared library, "" = ours only
+  std::vector<std::string> mixes;  // --mix values (resolve_mixes); empty: the standard set
 };
+// --mix values, in order: "standard" or "serving" (the sets of kernels/bench/bench_mixes.hpp), a mix name of
+// either set, or a canonical case id of a POD or BatchPOD case (both sides; the id is its name). Duplicates
+// are dropped. Throws UsageError naming the value and what is accepted; needs no GPU.
+std::vector<kernels::BenchMix> resolve_mixes(const std::vector<std::string>& values);
 // Prints the table; returns 1 when a kernel failed validation on a mix (it is then not timed), else 0.
 int run_bench_kernel(const BenchKernelOptions& options);
 

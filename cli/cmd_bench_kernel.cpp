@@ -19,6 +19,9 @@ void add_bench_kernel(CLI::App& bench, CommandResult& result) {
                   "shared library of a port (kernel ABI) timed beside podcheck-cuda on the same cases, inputs and "
                   "rotation, e.g. libpodcheck_flashinfer.so")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--mix", o->mixes,
+                  "what to time (repeatable, in order): standard (default), serving, a mix name's first word "
+                  "(A, B, C, BPOD, G8, Sd, Sp, A-e4m3, A-ps1) or a POD / BatchPOD case id");
   cmd->callback([o, &result] { result.exit_code = app::run_bench_kernel(*o); });
 }
 

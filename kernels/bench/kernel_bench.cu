@@ -18,18 +18,6 @@
 
 namespace podcheck::kernels {
 
-const std::vector<BenchMix>& bench_mixes() {
-  static const std::vector<BenchMix> mixes = {
-      {"A p2048/2048c+d128x2048", "pod_bf16_h32kv8d128_ps16_nhd(qo_p=2048,kv_p=2048,causal,bs_d=128,kv_d=2048,seed=0)"},
-      {"B p1024@8192c+d64x4096", "pod_bf16_h32kv8d128_ps16_nhd(qo_p=1024,kv_p=8192,causal,bs_d=64,kv_d=4096,seed=0)"},
-      {"C p512/4096c+d256x1024", "pod_bf16_h32kv8d128_ps16_nhd(qo_p=512,kv_p=4096,causal,bs_d=256,kv_d=1024,seed=0)"},
-      {"BPOD 4x256c+d128x2048",
-       "bpod_bf16_h32kv8d128_ps16_nhd(qo_p=256+256+256+256,kv_p=1024+2048+3072+4096,causal,bs_d=128,kv_d=2048,seed=0)"},
-      {"G8 p128/1024c+d256x2048", "pod_bf16_h64kv8d128_ps16_nhd(qo_p=128,kv_p=1024,causal,bs_d=256,kv_d=2048,seed=0)"},
-  };
-  return mixes;
-}
-
 bool BenchReport::all_validated() const {
   for (const BenchRow& r : rows)
     if (!r.ours.ran || (!peer_name.empty() && !r.peer.ran)) return false;
@@ -264,7 +252,7 @@ BenchReport run_kernel_bench(const BenchOptions& o) {
     rep.gemm_tflops = 2.0 * n * double(n) * n / (ms * 1e-3) / 1e12;
   }
 
-  for (const BenchMix& mix : bench_mixes()) {
+  for (const BenchMix& mix : o.mixes.empty() ? bench_mixes() : o.mixes) {
     BenchRow row;
     row.mix = mix;
     const Case c = o.hooks.make_case(mix.id);

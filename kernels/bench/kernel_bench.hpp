@@ -1,5 +1,5 @@
 // podcheck bench kernel: times podcheck-cuda, and optionally a peer port (a shared library implementing the
-// kernel ABI, e.g. libpodcheck_flashinfer.so), on fixed POD mixes: fused launch, each side alone, serial
+// kernel ABI, e.g. libpodcheck_flashinfer.so), on POD mixes (bench_mixes.hpp, or any POD case ids): fused launch, each side alone, serial
 // sum, against ceilings measured in the same run (a large device-to-device copy; a cuBLAS bf16 GEMM).
 //
 // Every mix is a canonical case id (fixtures/case_spec.hpp): its inputs are the generator's, and before
@@ -11,6 +11,7 @@
 // copies.
 #pragma once
 
+#include "kernels/bench/bench_mixes.hpp"
 #include "reference/case.hpp"
 #include "reference/outputs.hpp"
 
@@ -20,12 +21,6 @@
 #include <vector>
 
 namespace podcheck::kernels {
-
-struct BenchMix {
-  std::string name;  // short label, e.g. "A p2048/2048c+d128x2048"
-  std::string id;    // canonical case id
-};
-const std::vector<BenchMix>& bench_mixes();  // A, B, C (the three historical shapes), BatchPOD, decode-heavy g=8
 
 struct BenchHooks {
   std::function<Case(const std::string& id)> make_case;  // fixtures' make_case
@@ -37,6 +32,7 @@ struct BenchOptions {
   int warmup = 5;
   int reps = 30;
   std::string peer;  // path of a port's shared library; "" = ours only
+  std::vector<BenchMix> mixes;  // what to time, in order; empty: bench_mixes()
   BenchHooks hooks;  // required
 };
 

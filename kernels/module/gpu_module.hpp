@@ -14,7 +14,7 @@
 
 namespace podcheck::kernels {
 
-inline constexpr std::uint32_t kGpuModuleVersion = 2;  // bumped when GpuModule changes shape
+inline constexpr std::uint32_t kGpuModuleVersion = 3;  // bumped when GpuModule (or what it takes) changes shape
 
 // One kernel (podcheck's own, or a port loaded from its shared library), ready to run cases.
 class KernelRunner {

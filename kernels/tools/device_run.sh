@@ -7,9 +7,9 @@
 #        check-quick | check-default | check-full | port | profiles | ncu   (default: tests)
 # port: build libpodcheck_flashinfer.so (kernels/ports/flashinfer, docs/PORTS.md) from FLASHINFER_DIR (default
 # ./.flashinfer, else ../.flashinfer; carry .flashinfer) into /tmp/build-fi (kept while the machine stays warm), then KERNEL_LIB and PEER point to it.
-# PORT_INSTANCES=bench builds only the benchmark's 5 instantiations (a peer for `bench`, not for sweeps).
+# PORT_INSTANCES=bench builds only the benchmark's 7 instantiations (a peer for `bench`, not for sweeps).
 # KERNEL_LIB=path.so: check-*, run-* and golden run that port (--kernel-lib) instead of podcheck-cuda;
-# PEER=path.so: bench also times that port (--peer). FULL_SHARDS="a/n b/n": check-full runs each shard in turn.
+# PEER=path.so: bench also times that port (--peer); BENCH_MIXES="A-ps1 Sd" times those mixes, one call each. FULL_SHARDS="a/n b/n": check-full runs each shard in turn.
 # profiles: the cases check-* found incorrect, recorded again by id and replayed under flashinfer-pod and
 # flashinfer ($OUT/profile_<tier>_<profile>.json). GOLDEN_IDS / GOLDEN_OUT: the golden step's id list and file.
 # check-*: the tier judged by `podcheck run --check` (no traces kept), cut into PROCS x SUB (default 4) shards
@@ -187,6 +187,16 @@ for s in $STEPS; do
       [ -n "${PEER:-}" ] && [ "${NCU_PEER:-1}" = 1 ] && prof pre_peer "--kernel-lib $PEER" BatchPrefill "$PRE_A"
       tar czf "$OUT/ncu.tgz" -C /tmp/ncu .;;
     bench)
+      if [ -n "${BENCH_MIXES:-}" ]; then
+        # BENCH_MIXES="A-ps1 Sd ...": one `bench kernel --mix` call each (its own ceilings), cheapest first, so
+        # a time box keeps what finished; no SDPA peer
+        for m in $BENCH_MIXES; do
+          log "bench kernel --mix $m"
+          timeout ${BENCH_TIMEOUT:-300} $PODCHECK bench kernel --mix "$m" ${PEER:+--peer $PEER} > "$OUT/bench_$m.log" 2>&1
+          echo "bench $m rc=$?" | tee -a "$OUT/summary.txt"
+        done
+        continue
+      fi
       log "bench kernel"
       $PODCHECK bench kernel ${PEER:+--peer $PEER} > "$OUT/bench.log" 2>&1; echo "bench rc=$?" | tee -a "$OUT/summary.txt"
       PYTHONUNBUFFERED=1 python3 kernels/bench/sdpa_peer.py > "$OUT/sdpa.log" 2>&1; echo "sdpa rc=$?" | tee -a "$OUT/summary.txt"

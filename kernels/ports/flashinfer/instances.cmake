@@ -135,11 +135,13 @@ set(PODCHECK_FI_INSTANCES
   single_prefill:bf16/bf16:d128:causal:w00:none:cap0
 )
 
-# The subset `podcheck bench kernel --peer` needs (kernels/bench/kernel_bench.cu's mixes: bf16, head_dim 128,
-# causal prefill, no window): POD and BatchPOD fused, FlashInfer's prefill alone (single, batch) and its
-# tensor-core decode alone. -DPODCHECK_FLASHINFER_INSTANCES=bench builds only these.
+# The subset `podcheck bench kernel --peer` needs (kernels/bench/bench_mixes.hpp: bf16, head_dim 128, causal
+# prefill, no window; A-e4m3 with e4m3 KV): POD and BatchPOD fused, FlashInfer's prefill alone (single, batch)
+# and its tensor-core decode alone. (No single prefill with fp8 KV: A-e4m3's peer prefill alone is not run.) -DPODCHECK_FLASHINFER_INSTANCES=bench builds only these.
 set(PODCHECK_FI_BENCH_INSTANCES
   pod:bf16/bf16:d128:causal:w00:none:cap0
+  pod:bf16/e4m3:d128:causal:w00:none:cap0
+  batch_prefill:bf16/e4m3:d128:none:w00:none:cap0
   bpod:bf16/bf16:d128:causal:w00:none:cap0
   batch_prefill:bf16/bf16:d128:causal:w00:none:cap0
   batch_prefill:bf16/bf16:d128:none:w00:none:cap0
