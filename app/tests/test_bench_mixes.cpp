@@ -17,7 +17,7 @@ std::vector<std::string> names(const std::vector<kernels::BenchMix>& m) {
 }
 }  // namespace
 
-TEST_CASE("--mix resolves sets, names and case ids in order, without duplicates", "[app][bench]") {
+TEST_CASE("bench mixes: sets, names and case ids resolve in order, without duplicates", "[app][bench]") {
   CHECK(app::resolve_mixes({}).empty());  // the bench then times the standard set
   CHECK(names(app::resolve_mixes({"standard"})) == names(kernels::bench_mixes()));
   CHECK(names(app::resolve_mixes({"serving"})) == names(kernels::bench_serving_mixes()));
@@ -34,7 +34,7 @@ TEST_CASE("--mix resolves sets, names and case ids in order, without duplicates"
   CHECK(own[0].id == id);
 }
 
-TEST_CASE("--mix refuses what it cannot time, naming the value", "[app][bench]") {
+TEST_CASE("bench mixes: what cannot be timed is refused, naming the value", "[app][bench]") {
   auto refused = [](const std::string& v) {
     try {
       app::resolve_mixes({"A", v});

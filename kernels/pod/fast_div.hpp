@@ -3,13 +3,9 @@
 // host, so the host tests check it exhaustively over the range the kernel uses).
 #pragma once
 
-#include <cstdint>
+#include "reference/host_device.hpp"
 
-#if defined(__CUDACC__)
-#define PODCHECK_HD __host__ __device__
-#else
-#define PODCHECK_HD
-#endif
+#include <cstdint>
 
 namespace podcheck::kernels {
 
