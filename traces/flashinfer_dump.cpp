@@ -578,6 +578,35 @@ Built build_single_prefill(const Call& call, const Args& a) {
   return b;
 }
 
+// What BatchPrefillWithPagedKVCacheWrapper and BatchDecodeWithPagedKVCacheWrapper both take from plan (window,
+// soft cap, position encoding, sm_scale with q_scale and k_scale folded in) and run (v_scale after the kernel
+// unless it is the float 1.0; a run window_left other than plan's is refused).
+void paged_one_sided_options(SideParams& sp, const Side& s, const Call& pc, const Args& pa, const Args& ra, const In& in) {
+  sp.window_left = window(pa.integer("window_left"));
+  if (auto rw = ra.integer("window_left"); rw && window(rw) != sp.window_left)
+    throw Unsupported("run window_left differs from plan's (only trtllm-gen honours it)");
+  sp.logits_soft_cap = static_cast<double>(as_f32(pa.number("logits_soft_cap").value_or(0.0)));
+  sp.pos_encoding = pos_mode(pc, "pos_encoding_mode", pa.text("pos_encoding_mode"));
+  sp.rope_scale = pa.number("rope_scale").value_or(1.0);
+  sp.rope_theta = pa.number("rope_theta").value_or(1e4);
+  sp.sm_scale = kernel_sm_scale(pa.number("sm_scale"), static_cast<int>(s.q.shape[2]), scale_arg(in, "q_scale"), scale_arg(in, "k_scale"));
+  if (auto vs = scale_arg(in, "v_scale"); vs && *vs != 1.0) sp.v_scale = static_cast<double>(as_f32(*vs));
+}
+
+// The end of both paged one-sided cases: dtypes, the side, the outputs observed ("result", or "result_0" and
+// the LSE "result_1" with return_lse), and where the layout and the kept pages came from.
+void finish_paged_one_sided(Built& b, Side s, SideKind kind, const Call& run, const Args& ra, int hq, int hkv, int d,
+                            const LayoutChoice& lc, const std::string& kept) {
+  const bool lse = ra.boolean("return_lse");
+  const DType kvt = s.kv.stacked() ? s.kv.kv_stacked->dtype : s.kv.k.dtype;
+  base_case(b.c, s.q, kvt, out_dtype(run, lse ? "result_0" : "result", s.q.dtype), hq, hkv, d);
+  (kind == SideKind::prefill ? b.c.prefill : b.c.decode) = std::move(s);
+  require_outputs(run);
+  observe(run, b.obs, kind, lse ? "result_0" : "result", lse ? "result_1" : nullptr);
+  b.facts["layout_source"] = lc.source;
+  b.facts["pages"] = kept;
+}
+
 // BatchPrefillWithPagedKVCacheWrapper.run (prefill.py:2696-3146): mask, window, soft cap, pos encoding, sm_scale
 // from plan; q_scale and k_scale folded into sm_scale; v_scale after the kernel.
 Built build_batch_prefill(const Call& run, const Args& ra, const Wrapper& w, const DumpImportOptions& o) {
@@ -649,23 +678,8 @@ Built build_batch_prefill(const Call& run, const Args& ra, const Wrapper& w, con
   } else {
     sp.mask_mode = pa.boolean("causal") ? MaskMode::causal : MaskMode::none;
   }
-  sp.window_left = window(pa.integer("window_left"));
-  if (auto rw = ra.integer("window_left"); rw && window(rw) != sp.window_left)
-    throw Unsupported("run window_left differs from plan's (only trtllm-gen honours it)");
-  sp.logits_soft_cap = static_cast<double>(as_f32(pa.number("logits_soft_cap").value_or(0.0)));
-  sp.pos_encoding = pos_mode(pc, "pos_encoding_mode", pa.text("pos_encoding_mode"));
-  sp.rope_scale = pa.number("rope_scale").value_or(1.0);
-  sp.rope_theta = pa.number("rope_theta").value_or(1e4);
-  sp.sm_scale = kernel_sm_scale(pa.number("sm_scale"), static_cast<int>(s.q.shape[2]), scale_arg(in, "q_scale"), scale_arg(in, "k_scale"));
-  if (auto vs = scale_arg(in, "v_scale"); vs && *vs != 1.0) sp.v_scale = static_cast<double>(as_f32(*vs));
-  const bool lse = ra.boolean("return_lse");
-  const DType kvt = s.kv.stacked() ? s.kv.kv_stacked->dtype : s.kv.k.dtype;
-  base_case(b.c, s.q, kvt, out_dtype(run, lse ? "result_0" : "result", s.q.dtype), hq, hkv, d);
-  b.c.prefill = std::move(s);
-  require_outputs(run);
-  observe(run, b.obs, SideKind::prefill, lse ? "result_0" : "result", lse ? "result_1" : nullptr);
-  b.facts["layout_source"] = lc.source;
-  b.facts["pages"] = kept;
+  paged_one_sided_options(sp, s, pc, pa, ra, in);
+  finish_paged_one_sided(b, std::move(s), SideKind::prefill, run, ra, hq, hkv, d, lc, kept);
   return b;
 }
 
@@ -704,23 +718,8 @@ Built build_batch_decode(const Call& run, const Args& ra, const Wrapper& w, cons
   s.kv = gather_pages(in, ca, lc.layout, pt, ps, hkv, d, "paged_kv_cache", kept);
   SideParams& sp = s.params;
   sp.mask_mode = qlen > 1 ? MaskMode::causal : MaskMode::none;  // causal within a request's block (decode.py:2196)
-  sp.window_left = window(pa.integer("window_left"));
-  if (auto rw = ra.integer("window_left"); rw && window(rw) != sp.window_left)
-    throw Unsupported("run window_left differs from plan's (only trtllm-gen honours it)");
-  sp.logits_soft_cap = static_cast<double>(as_f32(pa.number("logits_soft_cap").value_or(0.0)));
-  sp.pos_encoding = pos_mode(pc, "pos_encoding_mode", pa.text("pos_encoding_mode"));
-  sp.rope_scale = pa.number("rope_scale").value_or(1.0);
-  sp.rope_theta = pa.number("rope_theta").value_or(1e4);
-  sp.sm_scale = kernel_sm_scale(pa.number("sm_scale"), static_cast<int>(s.q.shape[2]), scale_arg(in, "q_scale"), scale_arg(in, "k_scale"));
-  if (auto vs = scale_arg(in, "v_scale"); vs && *vs != 1.0) sp.v_scale = static_cast<double>(as_f32(*vs));
-  const bool lse = ra.boolean("return_lse");
-  const DType kvt = s.kv.stacked() ? s.kv.kv_stacked->dtype : s.kv.k.dtype;
-  base_case(b.c, s.q, kvt, out_dtype(run, lse ? "result_0" : "result", s.q.dtype), hq, hkv, d);
-  b.c.decode = std::move(s);
-  require_outputs(run);
-  observe(run, b.obs, SideKind::decode, lse ? "result_0" : "result", lse ? "result_1" : nullptr);
-  b.facts["layout_source"] = lc.source;
-  b.facts["pages"] = kept;
+  paged_one_sided_options(sp, s, pc, pa, ra, in);
+  finish_paged_one_sided(b, std::move(s), SideKind::decode, run, ra, hq, hkv, d, lc, kept);
   return b;
 }
 
