@@ -4,6 +4,7 @@
 #include "app/heat_plot.hpp"
 #include "app/png_image.hpp"
 #include "app/replay.hpp"
+#include "app/report.hpp"
 #include "app/report_maps.hpp"
 
 #include <fmt/format.h>
@@ -22,21 +23,7 @@ namespace {
 
 constexpr const char* kOutputs[] = {"out_p", "out_d", "lse_p", "lse_d"};
 
-std::string esc(const std::string& in) {
-  std::string out;
-  out.reserve(in.size());
-  for (char ch : in) {
-    switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += ch;
-    }
-  }
-  return out;
-}
+std::string esc(const std::string& in) { return markup_escape(in); }
 
 std::string str(const json& j, const char* key) {
   if (!j.is_object() || !j.contains(key)) return "";

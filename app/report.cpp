@@ -268,17 +268,16 @@ Summary summary_from_json_cases(const nlohmann::json& cases) {
   return s;
 }
 
-namespace {
-
-std::string xml_escape(const std::string& in) {
+std::string markup_escape(const std::string& in) {
   std::string out;
+  out.reserve(in.size());
   for (char ch : in) {
     switch (ch) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '\'': out += "&#39;"; break;
       default:
         if (static_cast<unsigned char>(ch) < 0x20 && ch != '\n' && ch != '\t') out += ' ';
         else out += ch;
@@ -286,6 +285,8 @@ std::string xml_escape(const std::string& in) {
   }
   return out;
 }
+
+namespace {
 
 // A case's structured findings as testcase properties, one `finding.N` each: kind=K;side=S;tensor=T;DIM=LO-HI...
 std::string junit_findings(const nlohmann::json& c) {
@@ -297,7 +298,7 @@ std::string junit_findings(const nlohmann::json& c) {
     if (!f.value("tensor", "").empty()) val += ";tensor=" + f.value("tensor", "");
     for (const auto& r : f.value("ranges", nlohmann::json::array()))
       val += fmt::format(";{}={}-{}", r.value("dim", ""), r.value("lo", 0), r.value("hi", 0));
-    props += fmt::format("        <property name=\"finding.{}\" value=\"{}\"/>\n", n++, xml_escape(val));
+    props += fmt::format("        <property name=\"finding.{}\" value=\"{}\"/>\n", n++, markup_escape(val));
   }
   return props.empty() ? props : "      <properties>\n" + props + "      </properties>\n";
 }
@@ -315,21 +316,21 @@ std::string junit_xml(const std::vector<nlohmann::json>& cases, const Summary& s
     const std::string cls = c.value("kind", "trace") == "trace"
                                 ? fmt::format("{}.{}", c.value("source", std::string("trace")), c.value("profile", ""))
                                 : "selfcheck";
-    x << fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3f}\"", xml_escape(cls),
-                     xml_escape(c.value("id", "")), c.value("seconds", 0.0));
+    x << fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3f}\"", markup_escape(cls),
+                     markup_escape(c.value("id", "")), c.value("seconds", 0.0));
     const std::string v = c.value("verdict", "");
     std::string body = c.value("line", "");
     for (const auto& d : c.value("diagnosis", nlohmann::json::array())) body += "\ndiagnosis: " + d.get<std::string>();
     if (c.contains("reproduce")) body += "\nreproduce: " + c["reproduce"].get<std::string>();
     const std::string props = v == "fail" || v == "xfail" ? junit_findings(c) : "";
     if (v == "fail") {
-      x << ">\n" << props << "      <failure message=\"" << xml_escape(c.value("message", c.value("status", "failed"))) << "\">"
-        << xml_escape(body) << "</failure>\n    </testcase>\n";
+      x << ">\n" << props << "      <failure message=\"" << markup_escape(c.value("message", c.value("status", "failed"))) << "\">"
+        << markup_escape(body) << "</failure>\n    </testcase>\n";
     } else if (v == "skip") {
-      x << ">\n      <skipped message=\"" << xml_escape(c.value("message", c.value("status", "skipped")))
+      x << ">\n      <skipped message=\"" << markup_escape(c.value("message", c.value("status", "skipped")))
         << "\"/>\n    </testcase>\n";
     } else if (v == "xfail") {
-      x << ">\n" << props << "      <system-out>" << xml_escape("expected failure: " + body) << "</system-out>\n    </testcase>\n";
+      x << ">\n" << props << "      <system-out>" << markup_escape("expected failure: " + body) << "</system-out>\n    </testcase>\n";
     } else {
       x << "/>\n";
     }

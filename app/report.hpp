@@ -52,6 +52,9 @@ Summary summary_from_json_cases(const nlohmann::json& cases);
 
 // 'text' quoted for a POSIX shell (reproduce commands).
 std::string shell_quote(const std::string& text);
+// Text for an XML or HTML attribute or element: & < > " ' as entities (&#39;, valid in both), control
+// characters other than newline and tab as spaces (XML 1.0 has no way to write them).
+std::string markup_escape(const std::string& text);
 
 class ReportExtras;  // report_maps.hpp
 
