@@ -2,6 +2,7 @@
 #include "traces/dump_calls.hpp"
 
 #include "fixtures/fixture_io.hpp"
+#include "traces/text_input.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -18,14 +19,6 @@ namespace {
 
 [[noreturn]] void fail(const std::string& what) { throw FormatError(what); }
 
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) fail("cannot read '" + p.string() + "'");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::vector<std::uint8_t> no_bytes;
 
 const std::regex& call_name_re() {
@@ -38,7 +31,7 @@ void scan_call(const fs::path& dir, const std::string& name, std::vector<Folder>
     Folder f;
     f.name = n;
     f.path = d.string();
-    f.metadata_jsonl = read_text(d / "metadata.jsonl");
+    f.metadata_jsonl = read_text_file(d / "metadata.jsonl");
     f.has_pt = fs::exists(d / "inputs.pt") || fs::exists(d / "outputs.pt");
     out.push_back(std::move(f));
   };
@@ -182,10 +175,10 @@ Root scan_root(const std::string& dir) {
   if (fs::exists(d / "metadata.jsonl")) {  // one call folder
     fs::path parent = fs::absolute(d).parent_path();
     if (parent.filename() == "graph_flushes") fail("'" + dir + "' is a graph flush snapshot: give its call folder or the dump root");
-    if (fs::exists(parent / "session.jsonl")) r.session_jsonl = read_text(parent / "session.jsonl");
+    if (fs::exists(parent / "session.jsonl")) r.session_jsonl = read_text_file(parent / "session.jsonl");
     scan_call(d, fs::absolute(d).filename().string(), r.folders);
   } else {
-    if (fs::exists(d / "session.jsonl")) r.session_jsonl = read_text(d / "session.jsonl");
+    if (fs::exists(d / "session.jsonl")) r.session_jsonl = read_text_file(d / "session.jsonl");
     std::vector<std::string> names;
     for (const auto& e : fs::directory_iterator(d)) {
       if (!e.is_directory()) continue;

@@ -7,6 +7,7 @@
 #include "fixtures/counter_rng.hpp"
 #include "fixtures/fixture_io.hpp"
 #include "traces/fib_defs.hpp"
+#include "traces/text_input.hpp"
 #include "traces/safetensors.hpp"
 
 #include <fmt/format.h>
@@ -31,14 +32,6 @@ using nlohmann::json;
 namespace {
 
 [[noreturn]] void fail(const std::string& what) { throw FormatError(what); }
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) fail("cannot read '" + p.string() + "'");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 struct Def {
   std::string file;  // for messages
@@ -496,7 +489,7 @@ FibImportResult import_fib(const std::string& dataset_dir, const FibImportOption
   std::map<std::string, Def> defs;
   std::map<std::string, int> ignored;
   for (const auto& p : files_under(root / "definitions", ".json")) {
-    json j = json::parse(read_text(p), nullptr, false);
+    json j = json::parse(read_text_file(p), nullptr, false);
     if (j.is_discarded()) fail("dataset file '" + p.string() + "': not valid JSON");
     if (!j.is_object() || !j.contains("name") || !j["name"].is_string() || !j.contains("op_type") || !j["op_type"].is_string())
       fail("dataset file '" + p.string() + "': not a definition (name and op_type expected)");
@@ -518,7 +511,7 @@ FibImportResult import_fib(const std::string& dataset_dir, const FibImportOption
   const std::string root_s = root.string();
   int skipped_lines = 0;
   for (const auto& p : files_under(root / "workloads", ".jsonl")) {
-    std::istringstream in(read_text(p));
+    std::istringstream in(read_text_file(p));
     std::size_t lineno = 0;
     for (std::string line; std::getline(in, line);) {
       ++lineno;
