@@ -115,20 +115,11 @@ inline void note_plan(const Job& job, const flashinfer::PrefillPlanInfo& info, b
   st.merge_launched |= info.split_kv ? 1 : 0;
 }
 
-#if defined(PODCHECK_FI_FAMILY_POD)
-// PODWithPagedKVCacheWrapper.run: prefill = SinglePrefillParams (csrc/pod.cu), decode = the batch-prefill
-// params planned by plan() (qo_indptr = arange, causal False, the plan's window).
-template <class DQ, class DKV, int D, MaskMode MASK_P, bool WIN_P, bool WIN_D, PosEncodingMode, bool>
-int launch_pod(const Job& job, void* stream) {
-  using PrefillParams = flashinfer::SinglePrefillParams<DQ, DKV, DQ>;
-  using DecodeParams = flashinfer::BatchPrefillPagedParams<DQ, DKV, DQ, std::int32_t>;
-  const SideJob& p = job.prefill;
-  const SideJob& d = job.decode;
-  const Planned pl = plan_side(Slot::pod_decode, d, job, sizeof(DKV), 0, stream);
-  const flashinfer::PrefillPlanInfo info = plan_info(pl);
-  note_plan(job, info, false);
-
-  PrefillParams pp;
+// SinglePrefillParams of a dense prefill side, filled as single_prefill_with_kv_cache and the POD binding fill
+// them (csrc/single_prefill.cu, csrc/pod.cu); each caller adds what only it sets.
+template <class DQ, class DKV>
+flashinfer::SinglePrefillParams<DQ, DKV, DQ> single_prefill_params(const Job& job, const SideJob& p) {
+  flashinfer::SinglePrefillParams<DQ, DKV, DQ> pp;
   pp.q = mut<DQ>(p.q);
   pp.k = mut<DKV>(p.k);
   pp.v = mut<DKV>(p.v);
@@ -146,13 +137,30 @@ int launch_pod(const Job& job, void* stream) {
   pp.v_stride_n = static_cast<std::uint32_t>(p.v_stride_slot);
   pp.v_stride_h = static_cast<std::uint32_t>(p.v_stride_head);
   pp.window_left = p.window_left;
-  pp.partition_kv = false;
   pp.maybe_custom_mask = const_cast<std::uint8_t*>(p.custom_mask);
   pp.maybe_alibi_slopes = const_cast<float*>(p.alibi_slopes);
   pp.logits_soft_cap = p.logits_soft_cap;
   pp.sm_scale = p.sm_scale;
   pp.rope_rcp_scale = p.rope_rcp_scale;
   pp.rope_rcp_theta = p.rope_rcp_theta;
+  return pp;
+}
+
+#if defined(PODCHECK_FI_FAMILY_POD)
+// PODWithPagedKVCacheWrapper.run: prefill = SinglePrefillParams (csrc/pod.cu), decode = the batch-prefill
+// params planned by plan() (qo_indptr = arange, causal False, the plan's window).
+template <class DQ, class DKV, int D, MaskMode MASK_P, bool WIN_P, bool WIN_D, PosEncodingMode, bool>
+int launch_pod(const Job& job, void* stream) {
+  using PrefillParams = flashinfer::SinglePrefillParams<DQ, DKV, DQ>;
+  using DecodeParams = flashinfer::BatchPrefillPagedParams<DQ, DKV, DQ, std::int32_t>;
+  const SideJob& p = job.prefill;
+  const SideJob& d = job.decode;
+  const Planned pl = plan_side(Slot::pod_decode, d, job, sizeof(DKV), 0, stream);
+  const flashinfer::PrefillPlanInfo info = plan_info(pl);
+  note_plan(job, info, false);
+
+  PrefillParams pp = single_prefill_params<DQ, DKV>(job, p);
+  pp.partition_kv = false;
 
   DecodeParams dp;
   DQ* tmp_v = nullptr;
@@ -248,31 +256,8 @@ template <class DQ, class DKV, int D, MaskMode MASK, bool WIN, bool, PosEncoding
 int launch_single_prefill(const Job& job, void* stream) {
   using Params = flashinfer::SinglePrefillParams<DQ, DKV, DQ>;
   const SideJob& p = job.prefill;
-  Params pp;
-  pp.q = mut<DQ>(p.q);
-  pp.k = mut<DKV>(p.k);
-  pp.v = mut<DKV>(p.v);
-  pp.o = static_cast<DQ*>(p.o);
-  pp.lse = p.lse;
-  pp.num_qo_heads = job.num_qo_heads;
-  pp.num_kv_heads = job.num_kv_heads;
-  pp.group_size = flashinfer::uint_fastdiv(job.num_qo_heads / job.num_kv_heads);
-  pp.qo_len = static_cast<std::uint32_t>(p.rows);
-  pp.kv_len = static_cast<std::uint32_t>(p.kv_len_dense);
-  pp.q_stride_n = static_cast<std::uint32_t>(p.q_stride_row);
-  pp.q_stride_h = static_cast<std::uint32_t>(p.q_stride_head);
-  pp.k_stride_n = static_cast<std::uint32_t>(p.k_stride_slot);
-  pp.k_stride_h = static_cast<std::uint32_t>(p.k_stride_head);
-  pp.v_stride_n = static_cast<std::uint32_t>(p.v_stride_slot);
-  pp.v_stride_h = static_cast<std::uint32_t>(p.v_stride_head);
+  Params pp = single_prefill_params<DQ, DKV>(job, p);
   pp.head_dim = D;
-  pp.window_left = p.window_left;
-  pp.maybe_custom_mask = const_cast<std::uint8_t*>(p.custom_mask);
-  pp.maybe_alibi_slopes = const_cast<float*>(p.alibi_slopes);
-  pp.logits_soft_cap = p.logits_soft_cap;
-  pp.sm_scale = p.sm_scale;
-  pp.rope_rcp_scale = p.rope_rcp_scale;
-  pp.rope_rcp_theta = p.rope_rcp_theta;
   using Variant = flashinfer::DefaultAttention<MASK == MaskMode::kCustom, WIN, CAP, POS == PosEncodingMode::kALiBi>;
   return flashinfer::SinglePrefillWithKVCacheDispatched<D, D, POS, false, MASK, Variant>(
       pp, static_cast<DQ*>(prefill_tmp_buffer()), static_cast<cudaStream_t>(stream));
