@@ -30,13 +30,20 @@
 //                   and the logits soft cap (cap * tanhf(s / cap)), in the emulator's order: s = x * sm,
 //                   + bias, soft cap, * log2(e). Tiles, scheduler and numerics otherwise as v2. The feature
 //                   paths are a second instantiation (template bool F), so cases without them keep v2's code.
-//   v3.1 (this file) v3's tiles, scheduler and numerics with fewer instructions (the first step toward v4,
+//   v3.1            v3's tiles, scheduler and numerics with fewer instructions (the first step toward v4,
 //                   docs/KERNEL.md notebook): KV copy addresses resolved once per item and a page lookup per
 //                   row through a FastDiv (v3 divided per 16-byte chunk), each role's side by a compile-time
 //                   index (its parameters are constant-bank operands), tiles whose real rows all see every
 //                   key skip the per-element mask (rows past the request no longer force it), O rescaled
 //                   only when a row maximum moved, and a register budget per head_dim that matches what
 //                   shared memory allows (no spills). Outputs bit-identical to v3's by construction.
+//   v3.2 (this file) v3.1's tiles and scheduler, a leaner inner loop (step 2 of the notebook): softmax weights
+//                   2^(s * c - m) by one fused multiply-add on raw logits of unmasked tiles, ex2.approx.ftz,
+//                   row sums of the rounded P as one mma with a B of ones per 16 tokens (fp32, on the tensor
+//                   core) instead of unpacking and adding, KV row offsets from 32-bit strides (V reusing K's),
+//                   divisions by the group size through a FastDiv, and each output row's destination resolved
+//                   once. Same rounding points as v3.1 (P rounded to the query dtype, fp32 state); not bit-identical
+//                   (the scale is folded into the exponent, the row sums are added in another order).
 #include "kernels/host/cuda_check.hpp"
 #include "kernels/pod/fast_div.hpp"
 #include "kernels/pod/pod_launch.hpp"
@@ -76,11 +83,17 @@ struct SideDev {
   double rope_log2_theta;         // RoPE: log2(rope_theta)
   double rope_rcp_scale;          // RoPE: 1 / rope_scale
   FastDiv ps;                     // the KV page size, for the copy loops' token -> (page, slot)
+  // The KV page and slot strides as 32-bit operands (the host checks they fit: check_support), so a row's
+  // element offset is one 32 x 32 -> 64-bit multiply-add; kv_same: V's equal K's (every layout podcheck
+  // builds, separate or stacked K/V), so V's offset is K's.
+  std::uint32_t k_sp, k_ss, v_sp, v_ss;
+  int kv_same;
 };
 
 struct KParams {
   SideDev side[2];
   int num_qo_heads, num_kv_heads, group;
+  FastDiv gdiv;  // the group size: packed row -> (query row, head in group)
   int lse_base_e;
   int* counters;  // [0] prefill queue head, [1] decode queue head, [2 + sm] per-SM tickets
   int ctas_per_sm, prefill_ctas_per_sm;
@@ -277,23 +290,18 @@ __device__ __forceinline__ KvSrc kv_src(const SideDev& SDv, int page_base, int k
 
 // Issues the copies of KV tokens [t0, t0 + NTOK) (tokens >= kv_hi zero-filled, never read) into K/V stage
 // buffers; chunks of 8 elements, chunk c = idx + i * NTHR handled by thread idx of NTHR. CPR divides NTHR,
-// so a thread keeps one column and steps over rows: per row one page lookup (FastDiv, read-only load) and
-// the address products; the head offset is resolved once per item (KvSrc). v3 re-derived the head offset
-// and a signed division per chunk: about two thirds of the decode kernel's instructions (ncu, docs/KERNEL.md).
-template <int D, int NTOK, int NTHR, class KVT>
-__device__ __forceinline__ void issue_kv_tile(const SideDev& SDv, const KvSrc& src, int t0, int kv_hi,
-                                              unsigned char* kdst, unsigned char* vdst, int idx) {
-  constexpr int CPR = D / 8;            // 8-element chunks per token row
-  static_assert(NTHR % CPR == 0, "a thread keeps one column");
-  constexpr int RPP = NTHR / CPR;       // rows per pass of all NTHR threads
-  static_assert(NTOK % RPP == 0, "whole passes");
+// so a thread keeps one column and steps over rows: per row one page lookup (FastDiv, read-only load) and one
+// 32 x 32 -> 64-bit multiply-add for the element offset (V reuses K's when their strides are equal); the head
+// offset is resolved once per item (KvSrc). v3 re-derived the head offset and a signed division per chunk
+// (about two thirds of the decode kernel's instructions), v3.1 still formed two 64 x 64-bit products per row.
+template <int D, int NTOK, int NTHR, class KVT, bool SAME>
+__device__ __forceinline__ void issue_kv_rows(const SideDev& SDv, const KvSrc& src, int t0, int kv_hi,
+                                              std::uint32_t kd, std::uint32_t vd, int row0, int col) {
+  constexpr int CPR = D / 8;
+  constexpr int RPP = NTHR / CPR;  // rows per pass of all NTHR threads
   constexpr int SD = D + 8;
   constexpr int E = sizeof(KVT);
   constexpr int ROWB = E == 2 ? SD * 2 : D;  // bytes per stage row (16-bit: padded)
-  const pod_kv& kv = SDv.s.kv;
-  const int row0 = idx / CPR, col = (idx % CPR) * 8;
-  const std::uint32_t kd = smem_u32(kdst) + row0 * ROWB + col * E;
-  const std::uint32_t vd = smem_u32(vdst) + row0 * ROWB + col * E;
   const unsigned char* kb = src.k + col * E;
   const unsigned char* vb = src.v + col * E;
   // at most 8 rows' lookups in flight (16 for D 256 decode would keep 32 more registers live)
@@ -303,10 +311,12 @@ __device__ __forceinline__ void issue_kv_tile(const SideDev& SDv, const KvSrc& s
     const bool ok = t < kv_hi;
     const int tc = ok ? t : t0;  // t0 < kv_hi: its page exists, so the lookup below stays in range
     const int q = SDv.ps.div(tc);
-    const std::int64_t page = __ldg(src.pages + q);
-    const std::int64_t slot = SDv.ps.mod(tc, q);
-    const unsigned char* ks = kb + (page * kv.k_stride_page + slot * kv.k_stride_slot) * E;
-    const unsigned char* vs = vb + (page * kv.v_stride_page + slot * kv.v_stride_slot) * E;
+    const std::uint32_t page = static_cast<std::uint32_t>(__ldg(src.pages + q));
+    const std::uint32_t slot = static_cast<std::uint32_t>(SDv.ps.mod(tc, q));
+    const std::uint64_t ko = std::uint64_t(page) * SDv.k_sp + slot * SDv.k_ss;  // elements
+    const std::uint64_t vo = SAME ? ko : std::uint64_t(page) * SDv.v_sp + slot * SDv.v_ss;
+    const unsigned char* ks = kb + ko * E;
+    const unsigned char* vs = vb + vo * E;
     if constexpr (E == 2) {
       cp_async16(kd + i * RPP * ROWB, ks, ok);
       cp_async16(vd + i * RPP * ROWB, vs, ok);
@@ -315,6 +325,21 @@ __device__ __forceinline__ void issue_kv_tile(const SideDev& SDv, const KvSrc& s
       cp_async8(vd + i * RPP * ROWB, vs, ok);
     }
   }
+}
+template <int D, int NTOK, int NTHR, class KVT>
+__device__ __forceinline__ void issue_kv_tile(const SideDev& SDv, const KvSrc& src, int t0, int kv_hi,
+                                              unsigned char* kdst, unsigned char* vdst, int idx) {
+  constexpr int CPR = D / 8;            // 8-element chunks per token row
+  static_assert(NTHR % CPR == 0, "a thread keeps one column");
+  static_assert(NTOK % (NTHR / CPR) == 0, "whole passes");
+  constexpr int SD = D + 8;
+  constexpr int E = sizeof(KVT);
+  constexpr int ROWB = E == 2 ? SD * 2 : D;
+  const int row0 = idx / CPR, col = (idx % CPR) * 8;
+  const std::uint32_t kd = smem_u32(kdst) + row0 * ROWB + col * E;
+  const std::uint32_t vd = smem_u32(vdst) + row0 * ROWB + col * E;
+  if (SDv.kv_same) issue_kv_rows<D, NTOK, NTHR, KVT, true>(SDv, src, t0, kv_hi, kd, vd, row0, col);
+  else issue_kv_rows<D, NTOK, NTHR, KVT, false>(SDv, src, t0, kv_hi, kd, vd, row0, col);
 }
 
 // fp8 only: converts the chunks this thread copied (same mapping as issue_kv_tile) to the padded 16-bit tiles.
@@ -359,13 +384,13 @@ struct RowMask {
   const SideDev* X;      // ALiBi or a soft cap: the side whose logits are formed element by element; else null
   int kv_head, g;
   int pos_min, pos_max;  // bottom-right positions (i + L - qo_len) of the block's first and last real rows
-  __device__ __forceinline__ void set_rows(int row0, int g) {  // row0: the block's first packed row (< packed)
+  __device__ __forceinline__ void set_rows(int row0, const FastDiv& gd) {  // row0: the block's first packed row
     prow[0] = row0 + (threadIdx.x & 31) / 4;
     prow[1] = prow[0] + 8;
-    irow[0] = prow[0] / g;
-    irow[1] = prow[1] / g;
-    pos_min = row0 / g + L - qo_len;
-    pos_max = (min(row0 + 15, packed - 1)) / g + L - qo_len;
+    irow[0] = gd.div(prow[0]);
+    irow[1] = gd.div(prow[1]);
+    pos_min = gd.div(row0) + L - qo_len;
+    pos_max = gd.div(min(row0 + 15, packed - 1)) + L - qo_len;
   }
   // True when every (real row, token) of the tile [t0, t0 + ntok) is visible: the per-element mask can be
   // skipped. Rows past the request (packed and beyond) do not count: their query rows are zeros, so their
@@ -379,12 +404,28 @@ struct RowMask {
   }
 };
 
+// 2^x on the special function unit, subnormal results flushed to zero: x <= 0 here (logit minus its row
+// maximum), and a weight below 2^-126 rounds to zero in fp16 and is negligible in bf16 (exp2f adds a range
+// check and two multiplies per element to produce those subnormals).
+__device__ __forceinline__ float ex2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+// Two 16-bit ones in one register: the B operand that turns an mma into row sums of P.
+template <class QT> constexpr std::uint32_t kOnes2 = std::is_same_v<QT, __half> ? 0x3C003C00u : 0x3F803F80u;
+
 // One warp: its 16 query rows (Qw, padded rows) against NTOK KV tokens starting at t0 (Kt, Vt padded 16-bit
 // tiles), online softmax in the log2 domain, O += P V with P rounded to the query dtype.
-// F: built with the feature paths (ALiBi, soft cap, RoPE); without them it computes exactly what v2 did.
+// m: row maxima of the scaled logits (rows gq, gq + 8). d: row sums of the rounded weights as an mma
+// accumulator (d[0] = d[1]: row gq, d[2] = d[3]: row gq + 8; every lane holds its rows' whole sums), formed
+// by one mma of P with a B of ones per 16 tokens: the weights PV uses, summed in fp32 by the tensor core.
+// Unmasked tiles (and a positive scale) keep the raw logits, take the maximum of those and fold the scale
+// into the exponent, 2^(s * c - m): one fused multiply-add per element where v3.1 multiplied, subtracted
+// and checked for an empty row. F: built with the feature paths (ALiBi, soft cap, RoPE).
 template <int D, int NTOK, class QT, bool F>
 __device__ __forceinline__ void attend_tile(const QT* Qw, const QT* Kt, const QT* Vt, int t0, const RowMask& M,
-                                            float (&o)[D / 8][4], float (&m)[2], float (&d)[2], int lane) {
+                                            float (&o)[D / 8][4], float (&m)[2], float (&d)[4], int lane) {
   constexpr int SD = D + 8;
   constexpr int NN = NTOK / 8;
   constexpr int NT_D = D / 8;
@@ -407,14 +448,17 @@ __device__ __forceinline__ void attend_tile(const QT* Qw, const QT* Kt, const QT
   }
   float mx[2] = {m[0], m[1]};
   const SideDev* X = F ? M.X : nullptr;  // ALiBi and/or soft cap (warp-uniform); never in the plain build
-  if (!X && M.tile_full(t0, NTOK)) {  // warp-uniform: no element of the tile is masked
+  const float c = M.scale_log2;
+  // warp-uniform: no element of the tile is masked and the logits keep their order under the scale
+  const bool raw = !X && c > 0.f && M.tile_full(t0, NTOK);
+  if (raw) {
+    float rm[2] = {-INFINITY, -INFINITY};
 #pragma unroll
     for (int n = 0; n < NN; ++n)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        s[n][e] *= M.scale_log2;
-        mx[e >> 1] = fmaxf(mx[e >> 1], s[n][e]);
-      }
+      for (int e = 0; e < 4; ++e) rm[e >> 1] = fmaxf(rm[e >> 1], s[n][e]);
+    mx[0] = fmaxf(mx[0], rm[0] * c);  // rounding is monotone: the maximum of the scaled logits
+    mx[1] = fmaxf(mx[1], rm[1] * c);
   } else {
     float slope[2] = {0.f, 0.f};  // ALiBi slopes of rows gq and gq + 8 (their query heads)
     if (X && X->alibi)
@@ -435,7 +479,7 @@ __device__ __forceinline__ void attend_tile(const QT* Qw, const QT* Kt, const QT
           if (X->cap > 0.f) x = X->cap * tanhf(x / X->cap);
           x *= 1.44269504088896341f;
         } else {
-          x *= M.scale_log2;
+          x *= c;
         }
         s[n][e] = ok ? x : -INFINITY;
         mx[hr] = fmaxf(mx[hr], s[n][e]);
@@ -446,30 +490,24 @@ __device__ __forceinline__ void attend_tile(const QT* Qw, const QT* Kt, const QT
     mx[hr] = fmaxf(mx[hr], __shfl_xor_sync(0xffffffffu, mx[hr], 1));
     mx[hr] = fmaxf(mx[hr], __shfl_xor_sync(0xffffffffu, mx[hr], 2));
   }
-  float alpha[2];
+  float alpha[2], ms[2];
 #pragma unroll
   for (int hr = 0; hr < 2; ++hr) {
-    alpha[hr] = (mx[hr] == -INFINITY) ? 1.f : exp2f(m[hr] - mx[hr]);  // exp2f(-inf) = 0 on first hit
+    alpha[hr] = (mx[hr] == -INFINITY) ? 1.f : ex2(m[hr] - mx[hr]);  // 2^-inf = 0 on a row's first visible key
     m[hr] = mx[hr];
-    d[hr] *= alpha[hr];
+    ms[hr] = (mx[hr] == -INFINITY) ? 0.f : mx[hr];  // a row with nothing visible yet: 2^(-inf - 0) = 0
   }
   std::uint32_t pa[NTOK / 16][4];  // P as A fragments, one per 16-token k-step
 #pragma unroll
   for (int n = 0; n < NN; ++n) {
     float pv[4];
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int hr = e >> 1;
-      pv[e] = (m[hr] == -INFINITY) ? 0.f : exp2f(s[n][e] - m[hr]);
-    }
-    const std::uint32_t lo = Pk::pack(pv[0], pv[1]), hi = Pk::pack(pv[2], pv[3]);
-    d[0] += Pk::lo(lo) + Pk::hi(lo);  // row sums from the rounded weights, as used by PV
-    d[1] += Pk::lo(hi) + Pk::hi(hi);
-    pa[n >> 1][(n & 1) * 2 + 0] = lo;
-    pa[n >> 1][(n & 1) * 2 + 1] = hi;
+    for (int e = 0; e < 4; ++e) pv[e] = raw ? ex2(fmaf(s[n][e], c, -ms[e >> 1])) : ex2(s[n][e] - ms[e >> 1]);
+    pa[n >> 1][(n & 1) * 2 + 0] = Pk::pack(pv[0], pv[1]);
+    pa[n >> 1][(n & 1) * 2 + 1] = Pk::pack(pv[2], pv[3]);
   }
-  // Rescale O only when a row's maximum moved somewhere in the warp: alpha = 1 exactly otherwise, so
-  // skipping is bit-identical, and after the first tiles it is the common case (NT_D x 4 multiplies saved).
+  // Rescale O and d only when a row's maximum moved somewhere in the warp: alpha = 1 exactly otherwise, and
+  // after the first tiles it is the common case.
   if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
 #pragma unroll
     for (int n = 0; n < NT_D; ++n) {
@@ -478,9 +516,14 @@ __device__ __forceinline__ void attend_tile(const QT* Qw, const QT* Kt, const QT
       o[n][2] *= alpha[1];
       o[n][3] *= alpha[1];
     }
+    d[0] *= alpha[0];
+    d[1] *= alpha[0];
+    d[2] *= alpha[1];
+    d[3] *= alpha[1];
   }
+  const std::uint32_t ones[2] = {kOnes2<QT>, kOnes2<QT>};
 #pragma unroll
-  for (int kk = 0; kk < NTOK / 16; ++kk)
+  for (int kk = 0; kk < NTOK / 16; ++kk) {
 #pragma unroll
     for (int n = 0; n < NT_D; n += 2) {
       std::uint32_t b[4];
@@ -488,40 +531,57 @@ __device__ __forceinline__ void attend_tile(const QT* Qw, const QT* Kt, const QT
       mma16816<QT>(o[n], pa[kk], b);
       mma16816<QT>(o[n + 1], pa[kk], b + 2);
     }
+    mma16816<QT>(d, pa[kk], ones);
+  }
 }
 
-// Writes one packed row's final output pair (cols c, c+1) or partial state; LSE when lse_writer.
+// Where one packed row's results go, resolved once per row: its output row (or, for a split item, its
+// fp32 partial row), the factor that normalises O (and applies v_scale to a final output), and its LSE.
 template <int D, class QT>
-__device__ __forceinline__ void write_pair(const KParams& P, const SideDev& SDv, const WorkItem& it, int q_start,
-                                           int qo_len, int prow, int col, float a0, float a1, float mrow, float drow,
-                                           bool lse_writer) {
-  using Pk = Pack2<QT>;
+struct RowOut {
+  float* part;      // split item: the partial O row; null: the final output row `out`
+  QT* out;
+  float f;          // 1 / d (partial) or v_scale / d (final); 0 for a row that saw no key
+  float* lse_dst;   // null: the case records no LSE
+  float lse;
+  __device__ __forceinline__ void put(int col, float a0, float a1) const {  // columns col, col + 1
+    if (part) *reinterpret_cast<float2*>(part + col) = make_float2(a0 * f, a1 * f);
+    else *reinterpret_cast<std::uint32_t*>(out + col) = Pack2<QT>::pack(a0 * f, a1 * f);
+  }
+  __device__ __forceinline__ void put_lse() const {
+    if (lse_dst) *lse_dst = lse;
+  }
+};
+template <int D, class QT>
+__device__ __forceinline__ RowOut<D, QT> row_out(const KParams& P, const SideDev& SDv, const WorkItem& it, int q_start,
+                                                 int qo_len, int prow, float mrow, float drow) {
   const pod_side& S = SDv.s;
-  const int g = P.group;
-  const int i = prow / g;
-  const int h = it.kv_head * g + prow % g;
+  const int i = P.gdiv.div(prow);
+  const int h = it.kv_head * P.group + P.gdiv.mod(prow, i);
   const bool empty = !(drow > 0.f);
   const float lse2 = empty ? -INFINITY : mrow + log2f(drow);
   const float inv = empty ? 0.f : 1.f / drow;
+  RowOut<D, QT> r;
   if (it.nchunks > 1) {
     const std::int64_t e = SDv.part_base[it.request] + ((std::int64_t)it.chunk * qo_len + i) * P.num_qo_heads + h;
-    float* dst = SDv.part_o + e * D;
-    dst[col] = a0 * inv;
-    dst[col + 1] = a1 * inv;
-    if (lse_writer) SDv.part_lse[e] = lse2;
+    r.part = SDv.part_o + e * D;
+    r.out = nullptr;
+    r.f = inv;
+    r.lse_dst = SDv.part_lse + e;
+    r.lse = lse2;
   } else {
-    const float f = inv * S.v_scale;
-    QT* dst = static_cast<QT*>(S.o) + (std::int64_t)(q_start + i) * S.o_stride_row + (std::int64_t)h * S.o_stride_head;
-    *reinterpret_cast<std::uint32_t*>(dst + col) = Pk::pack(a0 * f, a1 * f);
-    if (lse_writer && S.lse)
-      S.lse[(std::int64_t)(q_start + i) * S.lse_stride_row + h] =
-          P.lse_base_e ? (empty ? -INFINITY : lse2 * 0.69314718055994531f) : lse2;
+    r.part = nullptr;
+    r.out = static_cast<QT*>(S.o) + (std::int64_t)(q_start + i) * S.o_stride_row + (std::int64_t)h * S.o_stride_head;
+    r.f = inv * S.v_scale;
+    r.lse_dst = S.lse ? S.lse + (std::int64_t)(q_start + i) * S.lse_stride_row + h : nullptr;
+    r.lse = P.lse_base_e ? (empty ? -INFINITY : lse2 * 0.69314718055994531f) : lse2;
   }
+  return r;
 }
 
 // Loads packed query rows [row_begin, row_begin + rows) into padded smem rows (zeros past the request).
 template <int D, class QT>
-__device__ __forceinline__ void load_q_tile(const pod_side& S, int q_start, int packed, int g, int kv_head,
+__device__ __forceinline__ void load_q_tile(const pod_side& S, int q_start, int packed, const FastDiv& gd, int kv_head,
                                             int row_begin, int rows, QT* Qs, int tid) {
   constexpr int SD = D + 8;
   for (int c = tid; c < rows * (D / 8); c += kThreads) {
@@ -529,7 +589,7 @@ __device__ __forceinline__ void load_q_tile(const pod_side& S, int q_start, int 
     const int pr = row_begin + row;
     uint4 v = make_uint4(0, 0, 0, 0);
     if (pr < packed) {
-      const int i = pr / g, h = kv_head * g + pr % g;
+      const int i = gd.div(pr), h = kv_head * gd.d + gd.mod(pr, i);
       v = *reinterpret_cast<const uint4*>(static_cast<const QT*>(S.q) + (std::int64_t)(q_start + i) * S.q_stride_row +
                                           (std::int64_t)h * S.q_stride_head + col);
     }
@@ -540,8 +600,8 @@ __device__ __forceinline__ void load_q_tile(const pod_side& S, int q_start, int 
 // RoPE-LLaMA variant of load_q_tile: each query row rotated at its position i + L - qo_len (pairs t, t + D/2),
 // in float with the angle reduced in double, then rounded to the query dtype (zeros past the request).
 template <int D, class QT>
-__device__ __forceinline__ void load_q_tile_rope(const SideDev& SDv, int q_start, int packed, int g, int kv_head,
-                                                 int pos_off, int row_begin, int rows, QT* Qs, int tid) {
+__device__ __forceinline__ void load_q_tile_rope(const SideDev& SDv, int q_start, int packed, const FastDiv& gd,
+                                                 int kv_head, int pos_off, int row_begin, int rows, QT* Qs, int tid) {
   constexpr int HALF = D / 2, SD = D + 8;
   const pod_side& S = SDv.s;
   const int row_step = kThreads >= HALF ? kThreads / HALF : 1;
@@ -551,7 +611,7 @@ __device__ __forceinline__ void load_q_tile_rope(const SideDev& SDv, int q_start
       const int pr = row_begin + row;
       float x0 = 0.f, x1 = 0.f;
       if (pr < packed) {
-        const int i = pr / g, h = kv_head * g + pr % g;
+        const int i = gd.div(pr), h = kv_head * gd.d + gd.mod(pr, i);
         const QT* q = static_cast<const QT*>(S.q) + (std::int64_t)(q_start + i) * S.q_stride_row +
                       (std::int64_t)h * S.q_stride_head;
         x0 = to_f(q[t]);
@@ -588,7 +648,8 @@ __device__ __forceinline__ ItemCtx item_ctx(const KParams& P, const SideDev& SDv
   return c;
 }
 // The mask and logit transform of the 16-row block starting at packed row row0.
-__device__ __forceinline__ RowMask row_mask(const SideDev& SDv, const ItemCtx& c, int kv_head, int row0) {
+__device__ __forceinline__ RowMask row_mask(const SideDev& SDv, const ItemCtx& c, const FastDiv& gd, int kv_head,
+                                            int row0) {
   RowMask M;
   M.S = &SDv.s;
   M.r = c.r;
@@ -600,17 +661,18 @@ __device__ __forceinline__ RowMask row_mask(const SideDev& SDv, const ItemCtx& c
   M.X = (SDv.alibi || SDv.cap > 0.f) ? &SDv : nullptr;
   M.kv_head = kv_head;
   M.g = c.g;
-  M.set_rows(row0, c.g);
+  M.set_rows(row0, gd);
   return M;
 }
 // The item's query tile into shared memory (rotated with RoPE).
 template <int D, class QT, bool F>
-__device__ __forceinline__ void load_q(const SideDev& SDv, const ItemCtx& c, int kv_head, int row_begin, int rows,
+__device__ __forceinline__ void load_q(const SideDev& SDv, const ItemCtx& c, const FastDiv& gd, int kv_head,
+                                       int row_begin, int rows,
                                        QT* Qs, int tid) {
   if (F && SDv.rope)
-    load_q_tile_rope<D, QT>(SDv, c.q_start, c.packed, c.g, kv_head, c.Lr - c.qo_len, row_begin, rows, Qs, tid);
+    load_q_tile_rope<D, QT>(SDv, c.q_start, c.packed, gd, kv_head, c.Lr - c.qo_len, row_begin, rows, Qs, tid);
   else
-    load_q_tile<D, QT>(SDv.s, c.q_start, c.packed, c.g, kv_head, row_begin, rows, Qs, tid);
+    load_q_tile<D, QT>(SDv.s, c.q_start, c.packed, gd, kv_head, row_begin, rows, Qs, tid);
 }
 
 // ---- prefill item: 64 packed rows (16 per warp), KV tiles of kPreKV tokens shared by the CTA, double-buffered --
@@ -634,16 +696,16 @@ __device__ __forceinline__ void prefill_item(const KParams& P, const SideDev& SD
     return stage0 + s * L::stage(TK) + (L::kConv ? TK * D : L::tile16(TK));
   };
 
-  load_q<D, QT, F>(SDv, c, it.kv_head, it.row_begin, kTileQ, Qs, tid);
+  load_q<D, QT, F>(SDv, c, P.gdiv, it.kv_head, it.row_begin, kTileQ, Qs, tid);
   const int n_tiles = kv_hi > kv_lo ? (kv_hi - kv_lo + TK - 1) / TK : 0;
 
   float o[NT_D][4];
 #pragma unroll
   for (int n = 0; n < NT_D; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
-  float m[2] = {-INFINITY, -INFINITY}, d[2] = {0.f, 0.f};
+  float m[2] = {-INFINITY, -INFINITY}, d[4] = {0.f, 0.f, 0.f, 0.f};
   const int wrow0 = it.row_begin + warp * 16;
   const bool warp_active = wrow0 < packed;
-  const RowMask M = row_mask(SDv, c, it.kv_head, wrow0);
+  const RowMask M = row_mask(SDv, c, P.gdiv, it.kv_head, wrow0);
 
   const KvSrc src = kv_src<KVT>(SDv, c.page_base, it.kv_head);
   if (n_tiles > 0) issue_kv_tile<D, TK, kThreads, KVT>(SDv, src, kv_lo, kv_hi, stage_k(0), stage_v(0), tid);
@@ -678,16 +740,11 @@ __device__ __forceinline__ void prefill_item(const KParams& P, const SideDev& SD
   if (warp_active) {
 #pragma unroll
     for (int hr = 0; hr < 2; ++hr) {
-      d[hr] += __shfl_xor_sync(0xffffffffu, d[hr], 1);
-      d[hr] += __shfl_xor_sync(0xffffffffu, d[hr], 2);
-    }
-#pragma unroll
-    for (int hr = 0; hr < 2; ++hr) {
       if (M.prow[hr] >= packed) continue;
+      const RowOut<D, QT> w = row_out<D, QT>(P, SDv, it, c.q_start, c.qo_len, M.prow[hr], m[hr], d[2 * hr]);
 #pragma unroll
-      for (int n = 0; n < NT_D; ++n)
-        write_pair<D, QT>(P, SDv, it, c.q_start, c.qo_len, M.prow[hr], n * 8 + 2 * tq, o[n][hr * 2], o[n][hr * 2 + 1],
-                          m[hr], d[hr], n == 0 && tq == 0);
+      for (int n = 0; n < NT_D; ++n) w.put(n * 8 + 2 * tq, o[n][hr * 2], o[n][hr * 2 + 1]);
+      if (tq == 0) w.put_lse();
     }
   }
 }
@@ -714,7 +771,7 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
   auto stage_k = [&](int s) { return wbase + s * L::stage(T); };
   auto stage_v = [&](int s) { return wbase + s * L::stage(T) + (L::kConv ? T * D : L::tile16(T)); };
 
-  load_q<D, QT, F>(SDv, c, it.kv_head, it.row_begin, kTileQDecode, Qs, tid);
+  load_q<D, QT, F>(SDv, c, P.gdiv, it.kv_head, it.row_begin, kTileQDecode, Qs, tid);
   const int n_all = kv_hi > kv_lo ? (kv_hi - kv_lo + T - 1) / T : 0;
   const int nt = n_all > warp ? (n_all - warp + kWarps - 1) / kWarps : 0;  // this warp's tiles
   auto tile_start = [&](int k) { return kv_lo + (warp + k * kWarps) * T; };
@@ -722,8 +779,8 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
   float o[NT_D][4];
 #pragma unroll
   for (int n = 0; n < NT_D; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
-  float m[2] = {-INFINITY, -INFINITY}, d[2] = {0.f, 0.f};
-  const RowMask M = row_mask(SDv, c, it.kv_head, it.row_begin);
+  float m[2] = {-INFINITY, -INFINITY}, d[4] = {0.f, 0.f, 0.f, 0.f};
+  const RowMask M = row_mask(SDv, c, P.gdiv, it.kv_head, it.row_begin);
 
   const KvSrc src = kv_src<KVT>(SDv, c.page_base, it.kv_head);
   // Prologue: NS - 1 tiles in flight (one commit group per tile slot, empty groups past the end).
@@ -761,11 +818,6 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
   cp_async_wait<0>();
   __syncwarp();  // the warp's stages are free: its merge scratch overlays them
 
-#pragma unroll
-  for (int hr = 0; hr < 2; ++hr) {
-    d[hr] += __shfl_xor_sync(0xffffffffu, d[hr], 1);
-    d[hr] += __shfl_xor_sync(0xffffffffu, d[hr], 2);
-  }
   float* so = reinterpret_cast<float*>(wbase);  // [16][SD] fp32, then m[16], d[16]
   float* sm = so + kTileQDecode * SD;
   float* sdd = sm + kTileQDecode;
@@ -777,7 +829,7 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
       *reinterpret_cast<float2*>(so + row * SD + n * 8 + 2 * tq) = make_float2(o[n][hr * 2], o[n][hr * 2 + 1]);
     if (tq == 0) {
       sm[row] = m[hr];
-      sdd[row] = d[hr];
+      sdd[row] = d[2 * hr];
     }
   }
   __syncthreads();  // all four warps' states in shared memory
@@ -802,7 +854,9 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
       a0 += f * v.x;
       a1 += f * v.y;
     }
-    write_pair<D, QT>(P, SDv, it, c.q_start, c.qo_len, prow, col, a0, a1, mxw, dsum, col == 0);
+    const RowOut<D, QT> w = row_out<D, QT>(P, SDv, it, c.q_start, c.qo_len, prow, mxw, dsum);
+    w.put(col, a0, a1);
+    if (col == 0) w.put_lse();
   }
 }
 
@@ -993,6 +1047,7 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   k.num_qo_heads = p.num_qo_heads;
   k.num_kv_heads = p.num_kv_heads;
   k.group = p.num_qo_heads / p.num_kv_heads;
+  k.gdiv = FastDiv::make(k.group);
   k.lse_base_e = p.lse_base_e;
   k.ctas_per_sm = per_sm;
   k.prefill_ctas_per_sm = m.plan.prefill_ctas_per_sm;
@@ -1021,6 +1076,12 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
     sd.sm = float(sc);
     sd.cap = sides[si]->logits_soft_cap;
     sd.ps = FastDiv::make(sides[si]->kv.page_size);
+    const pod_kv& kv = sides[si]->kv;  // strides checked to fit in 32 bits (check_support)
+    sd.k_sp = std::uint32_t(kv.k_stride_page);
+    sd.k_ss = std::uint32_t(kv.k_stride_slot);
+    sd.v_sp = std::uint32_t(kv.v_stride_page);
+    sd.v_ss = std::uint32_t(kv.v_stride_slot);
+    sd.kv_same = kv.k_stride_page == kv.v_stride_page && kv.k_stride_slot == kv.v_stride_slot;
     sd.alibi = sides[si]->pos_encoding == POD_POS_ALIBI;
     sd.rope = sides[si]->pos_encoding == POD_POS_ROPE_LLAMA;
     if (sd.rope) {
@@ -1118,7 +1179,7 @@ thread_local std::string g_last_error;
 
 extern "C" const pod_kernel_info* podcheck_kernel_info(void) {
   static const pod_kernel_info info{POD_ABI_VERSION, podcheck::kernels::kKernelName, podcheck::kernels::kKernelVersion,
-                                    "fused POD v3.1: SM-aware CTA roles, decode split over warps, cp.async pipelines, ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
+                                    "fused POD v3.2: SM-aware CTA roles, decode split over warps, cp.async pipelines, ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
   return &info;
 }
 

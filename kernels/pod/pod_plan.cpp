@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 namespace podcheck::kernels {
 
@@ -41,6 +42,11 @@ std::string check_side(const pod_problem& p, const pod_side& s, const char* name
                                   s.kv.v_stride_page, s.kv.v_stride_slot, s.kv.v_stride_head};
   for (std::int64_t st : strides)
     if (st % 8 != 0) return n + ": a stride that is not a multiple of 8 elements is not supported";
+  // the copy loops form a token's offset from 32-bit page and slot strides (one multiply-add per row)
+  const std::int64_t row_strides[] = {s.kv.k_stride_page, s.kv.k_stride_slot, s.kv.v_stride_page, s.kv.v_stride_slot};
+  for (std::int64_t st : row_strides)
+    if (st < 0 || st > INT32_MAX)
+      return n + ": a KV page or slot stride outside [0, 2^31) elements is not supported";
   for (int r = 0; r < s.num_requests; ++r) {
     if (s.qo_indptr_host[r + 1] < s.qo_indptr_host[r]) { *invalid = true; return n + ": qo_indptr decreases"; }
     const int np = s.kv.indptr_host[r + 1] - s.kv.indptr_host[r];

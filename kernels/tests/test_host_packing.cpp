@@ -111,6 +111,32 @@ TEST_CASE("paged separate and stacked KV strides page table and last_page_len", 
     }
 }
 
+TEST_CASE("KV page and slot strides must fit the copy loops' 32-bit operands", "[kernels][host]") {
+  CaseSpec s;
+  s.prefill = side(true, {4}, {40}, MaskMode::causal);
+  s.decode = side(true, {1}, {40});
+  const Case c = test::build_case(s);
+  PackedProblem pp;
+  pack_case(c, pp);
+  bool invalid = true;
+  REQUIRE(check_support(pp.problem, &invalid).empty());
+  for (std::int64_t bad : {std::int64_t{1} << 31, std::int64_t{-8}}) {
+    for (int which = 0; which < 4; ++which) {
+      pod_problem p = pp.problem;
+      pod_kv& kv = (which & 1) ? p.decode.kv : p.prefill.kv;
+      (which < 2 ? kv.k_stride_page : kv.v_stride_slot) = bad;
+      invalid = true;
+      const std::string why = check_support(p, &invalid);
+      INFO(which << " " << bad << ": " << why);
+      CHECK(why.find("page or slot stride outside [0, 2^31)") != std::string::npos);
+      CHECK(!invalid);  // a layout the kernel does not handle, not an inconsistent problem
+    }
+  }
+  pod_problem p = pp.problem;
+  p.decode.kv.k_stride_page = (std::int64_t{1} << 31) - 8;  // the largest that fits
+  CHECK(check_support(p, &invalid).empty());
+}
+
 TEST_CASE("unsupported features are detected invalid problems told apart", "[kernels][host]") {
   CaseSpec s;
   s.prefill = side(false, {4}, {8}, MaskMode::causal);
