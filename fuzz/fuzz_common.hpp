@@ -1,33 +1,73 @@
-// Shared by the libFuzzer targets of podcheck's readers (fuzz/fuzz_*.cpp, built with -DPODCHECK_FUZZ=ON).
+// Shared by the libFuzzer targets of podcheck's HDF5 readers (fuzz/fuzz_*.cpp, built with -DPODCHECK_FUZZ=ON).
 //
-// How a fuzz target lives with the crash isolation (fixtures/isolated_read.hpp): libhdf5 1.10 crashes on
-// some corrupt files, and in production those crashes happen in a child process. A target that ran the
-// reader only in process would stop at the first libhdf5 crash and report the library's bug as ours; one
-// that ran it only in a child would lose libFuzzer's coverage feedback and the sanitizers' view of our
-// code. So each input is first read by a pre-flight worker (a forked copy of the target, kept across
-// inputs: a fork per crash, not per input) that reports crashes with their origin. A crash with a libhdf5
-// frame on the stack is what production turns into "the file is corrupt": the input is counted and
-// skipped. Anything else is read again in process, where ASan, UBSan, LeakSanitizer and the coverage
-// counters see every line of podcheck's reader: a crash in our own code (in the worker or here) is a
-// fuzzer crash. The in-process result also goes through the wire encoding and back.
+// How a fuzz target lives with the crash isolation (fixtures/isolated_read.hpp): libhdf5 1.10 crashes on some
+// corrupt files, and in production those crashes happen in a child process. A target that ran the reader in
+// the fuzzer's own process would stop at the first libhdf5 crash and report the library's bug as ours. So each
+// input is read by a worker: a fork of the fuzzer, kept across inputs (a fork per crash, not per input), that
+// runs the reader and every check on the result, and reports how the input ended:
+//   clean            the worker ships its SanitizerCoverage counters back (below) and libFuzzer sees the
+//                    coverage of the read as if it had happened in its own process;
+//   libhdf5 crash    a fatal signal with a libhdf5 frame on the stack (or a hang there): what production turns
+//   or hang          into "the file is corrupt"; the input is counted and skipped, no coverage;
+//   podcheck crash   a sanitizer report or fatal signal with no libhdf5 frame, a failed check on the result, or
+//   or leak          a leak LeakSanitizer finds in the worker: the input is read again in this process, where
+//                    libFuzzer writes the crash artifact and the sanitizers their report, and the run fails
+//                    even if that second read does not reproduce it (libhdf5's memory-dependent behaviour);
+//   podcheck hang    over Worker::kHangMilliseconds of CPU time in our own code: read again by a fresh worker
+//                    with kSlowMilliseconds (a slow input is no bug); over that too, the run fails on it.
+//
+// Coverage: -fsanitize=fuzzer puts one 8-bit counter per edge into the ELF section __sancov_cntrs (all of
+// podcheck's code is linked statically into the target: one module; libFuzzer prints "Loaded 1 modules (N
+// inline 8-bit counters)", and this header prints the same N). The worker has the same addresses (a fork).
+// Before each input it zeroes its counters, after it copies them into a MAP_SHARED buffer made before the
+// fork; the parent adds them (saturating) into its own, which libFuzzer zeroed before calling
+// LLVMFuzzerTestOneInput and reads after it returns. The deepest stack the read reached (__sancov_lowest_stack,
+// libFuzzer's stack-depth feature) comes back the same way. Not shipped: the operands of comparisons
+// (-fsanitize-coverage=trace-cmp), which libFuzzer keeps in private tables to suggest mutations; they guide
+// mutation only and decide nothing about coverage or crashes. ctest's fuzz-coverage:NAME compares the
+// coverage the seeds give through the worker with a read in process (PODCHECK_FUZZ_IN_PROCESS=1).
+//
+// Leaks: LeakSanitizer only looks at exit, and the worker never exits normally. So, as libFuzzer does in its
+// own process, the worker counts mallocs and frees during each input (including the libhdf5 restart) and,
+// when more were allocated than freed, runs a leak check; libhdf5's own allocations are suppressed
+// (fuzz/lsan.supp), so only a leak of podcheck's is reported.
 #pragma once
 
 #include "fixtures/isolated_read.hpp"
 
 #include <hdf5.h>
+#include <link.h>
+#include <dlfcn.h>
+#include <sanitizer/allocator_interface.h>
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#include <sanitizer/lsan_interface.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+// fuzz/sancov_bounds.c (not instrumented, it says why): the inline 8-bit counters' section, and libFuzzer's
+// stack-depth word (the lowest stack pointer instrumented code has seen on this thread).
+extern "C" std::uint8_t* podcheck_fuzz_counters_begin();
+extern "C" std::uint8_t* podcheck_fuzz_counters_end();
+extern "C" std::uintptr_t podcheck_fuzz_lowest_stack();
+extern "C" void podcheck_fuzz_set_lowest_stack(std::uintptr_t sp);
 
 namespace podcheck::fuzz {
 
@@ -44,7 +84,7 @@ struct InputFile {
   ~InputFile() { ::unlink(path.c_str()); }
 };
 
-inline std::string input_file(const std::uint8_t* data, std::size_t size) {
+inline const std::string& input_file(const std::uint8_t* data, std::size_t size) {
   static InputFile f;
   if (::ftruncate(f.fd, 0) != 0) std::abort();
   std::size_t off = 0;
@@ -67,51 +107,366 @@ inline void reset_hdf5() {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
 }
 
-// A forked worker that runs `read` on request; it dies on a crash and is forked again.
-class PreFlight {
- public:
-  explicit PreFlight(std::function<void(const std::string&)> read) : read_(std::move(read)) {}
+// How the inputs ended; the worker's part lives in shared memory, so it survives the worker.
+struct Counts {
+  long files_refused = 0, cases_read = 0, cases_refused = 0, leak_checks = 0;
+  long clean = 0, clean_us = 0, slowest_clean_us = 0, slow_clean = 0;  // the worker's inputs read to the end
+};
 
-  enum class Outcome { ok, library_crash, podcheck_crash };
+// A bug planted for the harness's self-tests (ctest fuzz-planted-*): PODCHECK_FUZZ_PLANT=fault or leak makes
+// the callback that the reader calls for each case id of a file (ReadOptions::want, podcheck's code, on the
+// reader's stack, no libhdf5 frame) read past a heap block or leak one.
+inline std::function<bool(const std::string&)> planted_bug() {
+  const char* p = std::getenv("PODCHECK_FUZZ_PLANT");
+  if (!p) return nullptr;
+  if (std::strcmp(p, "fault") == 0)
+    return [](const std::string& id) {
+      char* b = static_cast<char*>(std::malloc(id.size() + 1));
+      std::memcpy(b, id.c_str(), id.size() + 1);
+      const volatile char past = b[id.size() + 1];  // one past the block: heap-buffer-overflow
+      (void)past;
+      std::free(b);
+      return true;
+    };
+  if (std::strcmp(p, "leak") == 0)
+    return [](const std::string& id) {
+      static void* volatile sink;
+      sink = std::malloc(64 + id.size());  // dropped below: nothing points at it any more
+      sink = nullptr;
+      return true;
+    };
+  std::fprintf(stderr, "podcheck-fuzz: PODCHECK_FUZZ_PLANT must be 'fault' or 'leak'\n");
+  std::abort();
+}
 
-  Outcome run(const std::string& path) {
-    if (pid_ <= 0) start();
-    char go = 'g';
-    if (::write(to_worker_, &go, 1) != 1) std::abort();
-    char reply[2] = {0, 0};
-    ssize_t n = 0;
-    // libhdf5 loops forever on some corrupt files: after kHangMilliseconds the worker is sent SIGABRT, whose
-    // handler reports where it was (a libhdf5 frame on the stack, or our code) like a crash
-    pollfd pfd{from_worker_, POLLIN, 0};
-    int ready;
-    while ((ready = ::poll(&pfd, 1, kHangMilliseconds)) < 0 && errno == EINTR) {
+// One read of the input and every check of its result. A failed check aborts: in the worker that is a crash
+// with no libhdf5 frame on the stack, i.e. ours.
+template <class T, class Read, class Encode, class Decode>
+void read_and_check(const std::string& path, const Read& read, const Encode& encode, const Decode& decode,
+                    Counts& counts) {
+  static const auto plant = planted_bug();
+  FileRead<T> r = read(path, ReadOptions{ReadMode::in_process, plant});
+  static const bool verbose = std::getenv("PODCHECK_FUZZ_VERBOSE") != nullptr;
+  if (verbose && !r.ok()) std::fprintf(stderr, "podcheck-fuzz: %s\n", r.error.c_str());
+  if (!r.ok()) ++counts.files_refused;
+  for (const CaseRead<T>& c : r.cases) {
+    if (!c.ok()) {
+      ++counts.cases_refused;
+      if (verbose) std::fprintf(stderr, "podcheck-fuzz: %s\n", c.error.c_str());
+      if (c.failure != ReadFailure::refused || c.error.empty()) {
+        std::fprintf(stderr, "podcheck-fuzz: a case failed with no refusal message: %s\n", c.error.c_str());
+        std::abort();
+      }
+      continue;
     }
-    if (ready == 0) {
-      ++hangs_;
-      ::kill(pid_, SIGABRT);
+    ++counts.cases_read;
+    const std::string bytes = encode(*c.value);
+    if (encode(decode(bytes)) != bytes) {  // the wire loses nothing
+      std::fprintf(stderr, "podcheck-fuzz: case '%s' changed through the wire encoding\n", c.id.c_str());
+      std::abort();
     }
-    while ((n = ::read(from_worker_, reply, 1)) < 0 && errno == EINTR) {
-    }
-    if (n == 1 && reply[0] == 'o') return Outcome::ok;
-    if (n == 1) (void)::read(from_worker_, reply + 1, 1);
-    stop();
-    ++crashes_;
-    if (n == 1 && reply[0] == 'h') {
-      ++library_crashes_;
-      return Outcome::library_crash;
-    }
-    return Outcome::podcheck_crash;
   }
-  long library_crashes() const { return library_crashes_; }
-  long hangs() const { return hangs_; }
-  // A seed reads in ~0.1 s under ASan, and libhdf5 loops forever on a few per cent of the mutants: at 1 s
-  // the hangs took most of a run's time (44 of 60 s in one). An input slower than this is skipped as a hang.
-  static constexpr int kHangMilliseconds = 300;
+}
+
+// The heap blocks allocated while the worker reads an input and not freed by its end (malloc/free hooks,
+// installed once, recording only in a worker), in memory of their own: the hooks must not allocate. A full
+// leak check (10-20 ms: LeakSanitizer scans every global and the heap) is only worth running when one of them
+// was allocated by podcheck's code; libhdf5 leaves blocks behind on most corrupt files, and those are
+// suppressed anyway (fuzz/lsan.supp: a libhdf5 frame in the allocation stack).
+struct InputAllocations {
+  static constexpr std::size_t kSlots = std::size_t{1} << 18;  // a power of two
+  static constexpr std::size_t kMaxInserts = kSlots / 2;        // more in one input: "unknown", check fully
+  struct Slot {
+    std::uintptr_t ptr;  // kGone: freed
+    std::uint32_t generation;
+  };
+  static constexpr std::uintptr_t kGone = 1;
+  static inline Slot* slots = nullptr;
+  static inline std::uint32_t* inserted = nullptr;  // the slots written in this input, in order
+  static inline std::size_t n_inserted = 0;
+  static inline std::uint32_t generation = 1;
+  static inline bool recording = false, overflow = false;
+  static inline std::uintptr_t hdf5_lo = 0, hdf5_hi = 0;  // libhdf5's mapped range
+
+  // Fibonacci hashing: the product's top bits (its low bits depend only on the address's low bits)
+  static std::size_t hash(std::uintptr_t p) { return static_cast<std::size_t>((p * 0x9E3779B97F4A7C15ull) >> 46); }
+  static void on_malloc(const volatile void* p, std::size_t) {
+    if (!recording) return;
+    if (n_inserted == kMaxInserts) {
+      overflow = true;
+      return;
+    }
+    const auto key = reinterpret_cast<std::uintptr_t>(p);
+    for (std::size_t i = hash(key) & (kSlots - 1);; i = (i + 1) & (kSlots - 1))
+      if (slots[i].generation != generation) {
+        slots[i] = {key, generation};
+        inserted[n_inserted++] = static_cast<std::uint32_t>(i);
+        return;
+      }
+  }
+  static void on_free(const volatile void* p) {
+    if (!recording) return;
+    const auto key = reinterpret_cast<std::uintptr_t>(p);
+    for (std::size_t i = hash(key) & (kSlots - 1); slots[i].generation == generation; i = (i + 1) & (kSlots - 1))
+      if (slots[i].ptr == key) {
+        slots[i].ptr = kGone;
+        return;
+      }
+  }
+  static void install() {
+    void* m = ::mmap(nullptr, kSlots * sizeof(Slot) + kMaxInserts * sizeof(std::uint32_t), PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) std::abort();
+    slots = static_cast<Slot*>(m);
+    inserted = reinterpret_cast<std::uint32_t*>(slots + kSlots);
+    if (!__sanitizer_install_malloc_and_free_hooks(on_malloc, on_free)) {
+      std::fprintf(stderr, "podcheck-fuzz: cannot install malloc hooks (no leak check possible)\n");
+      std::abort();
+    }
+  }
+  static void begin() {
+    if (hdf5_hi == 0) find_libhdf5();
+    ++generation;  // every slot of earlier inputs is empty now
+    n_inserted = 0;
+    overflow = false;
+    recording = true;
+  }
+  // After the input: is a block podcheck allocated (no libhdf5 frame on its allocation stack) still live?
+  static bool podcheck_block_live() {
+    recording = false;
+    if (overflow) return true;
+    void* trace[64];
+    for (std::size_t k = 0; k < n_inserted; ++k) {
+      const Slot& s = slots[inserted[k]];
+      if (s.ptr == kGone) continue;
+      int thread = 0;
+      const std::size_t n = __asan_get_alloc_stack(reinterpret_cast<void*>(s.ptr), trace, 64, &thread);
+      bool library = false;
+      for (std::size_t f = 0; f < n && !library; ++f) {
+        const auto pc = reinterpret_cast<std::uintptr_t>(trace[f]);
+        library = pc >= hdf5_lo && pc < hdf5_hi;
+      }
+      if (!library) return true;
+    }
+    return false;
+  }
+  static void find_libhdf5() {
+    Dl_info info{};
+    if (!::dladdr(reinterpret_cast<void*>(&H5open), &info) || !info.dli_fbase) std::abort();
+    dl_iterate_phdr([](dl_phdr_info* m, std::size_t, void* base) -> int {
+      if (reinterpret_cast<void*>(m->dlpi_addr) != base && !(m->dlpi_name && std::strstr(m->dlpi_name, "libhdf5")))
+        return 0;
+      for (int i = 0; i < m->dlpi_phnum; ++i)
+        if (m->dlpi_phdr[i].p_type == PT_LOAD) {
+          const std::uintptr_t lo = m->dlpi_addr + m->dlpi_phdr[i].p_vaddr, hi = lo + m->dlpi_phdr[i].p_memsz;
+          hdf5_lo = hdf5_lo ? std::min(hdf5_lo, lo) : lo;
+          hdf5_hi = std::max(hdf5_hi, hi);
+        }
+      return 1;
+    }, info.dli_fbase);
+    if (hdf5_hi == 0) std::abort();
+  }
+};
+
+// The worker's end of the reply pipe (-1 elsewhere): the sanitizers' report hooks below say 'R' on it.
+inline int g_worker_reply_fd = -1;
+
+// The worker that reads each input, its coverage shipped back (see the top of this file).
+class Worker {
+ public:
+  enum class Outcome { clean, library_crash, library_hang, podcheck_crash, podcheck_leak, podcheck_hang };
+  using Body = std::function<void(Counts&)>;
+
+  explicit Worker(Body body) : body_(std::move(body)) {
+    counters_ = podcheck_fuzz_counters_begin();
+    n_counters_ = podcheck_fuzz_counters_end() - counters_;
+    if (!counters_ || n_counters_ <= 0) {
+      std::fprintf(stderr, "podcheck-fuzz: no inline 8-bit counters (__sancov_cntrs): build with -fsanitize=fuzzer\n");
+      std::abort();
+    }
+    void* m = ::mmap(nullptr, sizeof(Shared) + static_cast<std::size_t>(n_counters_), PROT_READ | PROT_WRITE,
+                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) std::abort();
+    shared_ = static_cast<Shared*>(m);
+    InputAllocations::install();
+    ::signal(SIGPIPE, SIG_IGN);  // a worker that died between inputs is a failed write, not the end of the run
+    std::fprintf(stderr, "podcheck-fuzz: the worker ships %ld inline 8-bit counters\n", n_counters_);
+  }
+
+  // One input; a hang is over limit_ms of the worker's CPU time.
+  Outcome run(int limit_ms = kHangMilliseconds) {
+    if (pid_ <= 0) start();
+    const long cpu_before = worker_cpu_us();
+    const char go = 'g';
+    if (!write_byte(go)) {  // the worker died between inputs (it never should): start another
+      stop();
+      start();
+      if (!write_byte(go)) std::abort();
+    }
+    // libhdf5 loops forever on some corrupt files: when the worker has used limit_ms of CPU time and said
+    // nothing, it is sent SIGABRT, whose handler reports where it was (a libhdf5 frame on the stack, or our
+    // code) like a crash. CPU time, not wall time: a loaded machine (ctest -j) must not turn slow reads into
+    // hangs (seen at 50 ms of wall time: a seed lost, and its coverage). A worker that uses no CPU (blocked)
+    // gets 20 times the limit in wall time. After 'd' (the read ended) or 'R' (a sanitizer report began) there
+    // is no limit: a leak check or a report may start llvm-symbolizer, which takes longer than a read
+    // (libFuzzer's -timeout still holds).
+    pollfd pfd{from_worker_, POLLIN, 0};
+    int ready = 0;
+    for (int waited_ms = 0; waited_ms < 20 * limit_ms;) {
+      const int step = std::max(1, std::min(limit_ms, 10));
+      ready = ::poll(&pfd, 1, step);
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready != 0) break;
+      waited_ms += step;
+      if (worker_cpu_us() - cpu_before >= limit_ms * 1000L) break;
+    }
+    const bool hung = ready == 0;
+    if (hung) ::kill(pid_, SIGABRT);
+    bool report = false;
+    char reply[2] = {0, 0};
+    ssize_t n;
+    while ((n = read_byte(reply[0])) == 1 && (reply[0] == 'd' || reply[0] == 'R')) report |= reply[0] == 'R';
+    if (n == 1 && (reply[0] == 'o' || reply[0] == 'r')) {
+      merge_coverage();
+      if (hung || reply[0] == 'r') stop();  // retired, or it answered just as it was sent SIGABRT
+      return Outcome::clean;
+    }
+    if (n == 1 && reply[0] == 'l') {
+      stop();  // its leak would be reported again by every later check
+      return Outcome::podcheck_leak;
+    }
+    if (n == 1) (void)read_byte(reply[1]);
+    stop();
+    const bool library = n == 1 && reply[0] == 'h';
+    if (hung && !report) return library ? Outcome::library_hang : Outcome::podcheck_hang;
+    return library ? Outcome::library_crash : Outcome::podcheck_crash;
+  }
+
+  Counts counts() const { return shared_->counts; }
+
+  // libhdf5 loops forever on a few per cent of the mutants (1-3 %), and each of those costs the whole limit. At
+  // 300 ms they took over half of a run's time, while an input the worker reads to the end takes about 3 ms of
+  // CPU time on average (docs/FORMAT.md, "Fuzzing"). An input over this much CPU time is a hang: the library's
+  // (counted, no coverage) or ours, which gets a second read in a fresh worker with kSlowMilliseconds; the
+  // tally counts the inputs read to the end in over half of kHangMilliseconds, to show when it gets tight.
+  static constexpr int kHangMilliseconds = 50, kSlowMilliseconds = 5000;
 
  private:
+  struct Shared {
+    Counts counts;
+    std::uintptr_t lowest_stack;
+    long since_check;  // inputs since the last full leak check, over all workers
+    std::uint8_t counters[];
+  };
+
+  // The worker's CPU time so far (all its threads), in microseconds.
+  long worker_cpu_us() const {
+    timespec t{};
+    if (::clock_gettime(cpu_clock_, &t) != 0) return 0;
+    return t.tv_sec * 1000000L + t.tv_nsec / 1000;
+  }
+
+  ssize_t read_byte(char& c) {
+    ssize_t n;
+    while ((n = ::read(from_worker_, &c, 1)) < 0 && errno == EINTR) {
+    }
+    return n;
+  }
+
+  bool write_byte(char c) {
+    ssize_t n;
+    while ((n = ::write(to_worker_, &c, 1)) < 0 && errno == EINTR) {
+    }
+    return n == 1;
+  }
+
+  // The worker's counters into libFuzzer's: an edge's count is what one process running both would have.
+  void merge_coverage() {
+    const std::uint8_t* from = shared_->counters;
+    for (long i = 0; i < n_counters_; ++i)
+      if (from[i]) counters_[i] = static_cast<std::uint8_t>(std::min(255, counters_[i] + from[i]));
+    if (shared_->lowest_stack < podcheck_fuzz_lowest_stack()) podcheck_fuzz_set_lowest_stack(shared_->lowest_stack);
+  }
+
+  // LeakSanitizer in a forked process: its thread registry still names the fuzzer's thread id, so it neither
+  // stops nor scans this thread (and says "Running thread N was not suspended. False leaks are possible." at
+  // every check). The live part of this stack (the fuzzer's frames above serve()) is therefore registered as a
+  // root region, and each check writes to a memory file first: only a check that finds a leak is copied to
+  // stderr, without that line.
+  void register_stack_as_root() {
+    pthread_attr_t attr;
+    void* lo = nullptr;
+    std::size_t size = 0;
+    if (::pthread_getattr_np(::pthread_self(), &attr) != 0 || ::pthread_attr_getstack(&attr, &lo, &size) != 0)
+      std::abort();
+    ::pthread_attr_destroy(&attr);
+    auto* here = static_cast<char*>(__builtin_frame_address(0));
+    auto* top = static_cast<char*>(lo) + size;
+    __lsan_register_root_region(here, static_cast<std::size_t>(top - here));
+  }
+
+  bool leak_check() {
+    static const int report = ::memfd_create("podcheck-fuzz-lsan", MFD_CLOEXEC);
+    if (report < 0 || ::ftruncate(report, 0) != 0 || ::lseek(report, 0, SEEK_SET) != 0) std::abort();
+    __sanitizer_set_report_fd(reinterpret_cast<void*>(static_cast<std::intptr_t>(report)));
+    const bool leaked = __lsan_do_recoverable_leak_check() != 0;
+    __sanitizer_set_report_fd(reinterpret_cast<void*>(static_cast<std::intptr_t>(2)));
+    if (leaked) {
+      std::string text(static_cast<std::size_t>(::lseek(report, 0, SEEK_END)), '\0');
+      if (::pread(report, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) std::abort();
+      for (std::size_t at = 0; at < text.size();) {
+        std::size_t end = text.find('\n', at);
+        end = end == std::string::npos ? text.size() : end + 1;
+        if (text.find("was not suspended", at) >= end)
+          (void)!::write(2, text.data() + at, end - at);
+        at = end;
+      }
+    }
+    return leaked;
+  }
+
+  [[noreturn]] void serve(int from_parent, int to_parent) {
+    register_stack_as_root();
+    char go;
+    while (::read(from_parent, &go, 1) == 1) {
+      std::memset(counters_, 0, static_cast<std::size_t>(n_counters_));
+      podcheck_fuzz_set_lowest_stack(reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)));
+      InputAllocations::begin();
+      timespec t0{}, t1{};
+      ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+      body_(shared_->counts);
+      reset_hdf5();
+      ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+      const long us = (t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000;
+      ++shared_->counts.clean;
+      shared_->counts.clean_us += us;
+      shared_->counts.slowest_clean_us = std::max(shared_->counts.slowest_clean_us, us);
+      shared_->counts.slow_clean += us > kHangMilliseconds * 500L;
+      std::memcpy(shared_->counters, counters_, static_cast<std::size_t>(n_counters_));
+      shared_->lowest_stack = podcheck_fuzz_lowest_stack();
+      const char done = 'd';
+      if (::write(to_parent, &done, 1) != 1) break;
+      char reply = 'o';
+      // a block of ours outlived the input: maybe a leak; and now and then a check in any case, for a block
+      // allocated earlier that this input dropped
+      const bool ours_live = InputAllocations::podcheck_block_live();
+      if (ours_live || ++shared_->since_check >= kCheckEvery) {
+        shared_->since_check = 0;
+        ++shared_->counts.leak_checks;
+        if (leak_check()) reply = 'l';
+      }
+      // a worker retires after kInputsPerWorker inputs: the blocks libhdf5 leaks pile up in it (memory, and
+      // time in every full leak check), and a fork costs a few milliseconds
+      if (reply == 'o' && ++served >= kInputsPerWorker) reply = 'r';
+      if (::write(to_parent, &reply, 1) != 1 || reply != 'o') break;
+    }
+    ::_exit(0);
+  }
+
   void start() {
     int req[2], rep[2];
-    if (::pipe(req) != 0 || ::pipe(rep) != 0) std::abort();
+    if (::pipe2(req, O_CLOEXEC) != 0 || ::pipe2(rep, O_CLOEXEC) != 0) std::abort();
+    std::fflush(nullptr);
     pid_ = ::fork();
     if (pid_ < 0) std::abort();
     if (pid_ == 0) {
@@ -119,119 +474,117 @@ class PreFlight {
       ::close(req[1]);
       ::close(rep[0]);
       isolation::report_crashes_to(rep[1]);
-      char go;
-      while (::read(req[0], &go, 1) == 1) {
-        try {
-          read_(path_);
-        } catch (...) {
-        }
-        reset_hdf5();
-        const char ok = 'o';
-        if (::write(rep[1], &ok, 1) != 1) break;
-      }
-      ::_exit(0);
+      g_worker_reply_fd = rep[1];
+      serve(req[0], rep[1]);
     }
+    if (::clock_getcpuclockid(pid_, &cpu_clock_) != 0) std::abort();
     ::close(req[0]);
     ::close(rep[1]);
     to_worker_ = req[1];
     from_worker_ = rep[0];
   }
+
   void stop() {
     ::close(to_worker_);
     ::close(from_worker_);
     int st = 0;
-    ::waitpid(pid_, &st, 0);
+    while (::waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
+    }
     pid_ = -1;
   }
 
- public:
-  std::string path_;  // the input file (same memfd in the worker)
-
- private:
-  std::function<void(const std::string&)> read_;
+  static constexpr long kCheckEvery = 256, kInputsPerWorker = 1000;
+  long served = 0;  // in the worker
+  Body body_;
+  std::uint8_t* counters_ = nullptr;
+  long n_counters_ = 0;
+  Shared* shared_ = nullptr;
   pid_t pid_ = -1;
+  clockid_t cpu_clock_{};
   int to_worker_ = -1, from_worker_ = -1;
-  long crashes_ = 0, library_crashes_ = 0, hangs_ = 0;
-};
-
-// The in-process phase's guard. libhdf5's crashes depend on memory contents, so the pre-flight worker cannot
-// screen every one: now and then an input it read cleanly crashes libhdf5 here (seen in CI's fixed-seed run:
-// SIGSEGV in H5HG_read under H5Aread). A fatal signal with a libhdf5 frame on the stack is what production
-// isolates in a child and reports as a corrupt file, so it ends the run as a success, saying so and how many
-// inputs were done; libhdf5 cannot be trusted to go on in this process. Any other fatal signal goes to the
-// handler this one replaced (ASan's or libFuzzer's), so a crash of podcheck's own code stays a crash.
-struct InProcessGuard {
-  static inline struct sigaction previous[NSIG];
-  static inline long inputs = 0;
-  static void on_signal(int sig, siginfo_t*, void*) {
-    if (isolation::libhdf5_on_stack()) {
-      char msg[320];
-      const int n = std::snprintf(msg, sizeof msg,
-                                  "podcheck-fuzz: libhdf5 crashed in process (signal %d) on input %ld, which the "
-                                  "pre-flight worker had read cleanly: a memory-dependent libhdf5 crash, isolated in "
-                                  "production; the run ends here\n", sig, inputs);
-      if (n > 0) (void)!::write(2, msg, static_cast<std::size_t>(n));
-      ::_exit(0);
-    }
-    ::sigaction(sig, &previous[sig], nullptr);
-    if (sig == SIGABRT) ::raise(sig);  // faults re-execute the faulting instruction under the previous handler
-  }
-  static void install() {
-    for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) {
-      struct sigaction sa {};
-      sa.sa_sigaction = on_signal;
-      sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-      sigemptyset(&sa.sa_mask);
-      ::sigaction(sig, &sa, &previous[sig]);
-    }
-  }
 };
 
 // Counts how inputs ended, printed at exit (the report's figures).
 struct Tally {
-  long inputs = 0, library_crashes = 0, library_hangs = 0, files_refused = 0, cases_read = 0, cases_refused = 0;
+  long inputs = 0, library_crashes = 0, library_hangs = 0, slow_ours = 0;
+  const Worker* worker = nullptr;
+  Counts in_process;
   ~Tally() {
-    std::fprintf(stderr, "podcheck-fuzz: %ld inputs: %ld libhdf5 crashes and %ld libhdf5 hangs isolated, %ld files "
-                         "refused, %ld cases read, %ld cases refused\n", inputs, library_crashes, library_hangs,
-                 files_refused, cases_read, cases_refused);
+    Counts c = in_process;
+    if (worker) {
+      const Counts w = worker->counts();
+      c.files_refused += w.files_refused;
+      c.cases_read += w.cases_read;
+      c.cases_refused += w.cases_refused;
+      c.leak_checks += w.leak_checks;
+      std::fprintf(stderr, "podcheck-fuzz: the worker read %ld inputs to the end, in %.1f ms of CPU time on average, the "
+                           "slowest in %.1f ms, %ld in over half the hang limit (%d ms)\n", w.clean,
+                   w.clean ? w.clean_us / 1e3 / static_cast<double>(w.clean) : 0.0, w.slowest_clean_us / 1e3,
+                   w.slow_clean, Worker::kHangMilliseconds);
+    }
+    std::fprintf(stderr, "podcheck-fuzz: %ld inputs: %ld libhdf5 crashes and %ld libhdf5 hangs isolated, %ld slow "
+                         "inputs of ours read again, %ld files refused, %ld cases read, %ld cases refused, %ld "
+                         "leak checks\n", inputs, library_crashes, library_hangs, slow_ours, c.files_refused,
+                 c.cases_read, c.cases_refused, c.leak_checks);
   }
 };
 
-// One input through pre-flight, in-process read and the wire check.
+// One input: through the worker, and in this process only when the worker found something of ours.
 template <class T, class Read, class Encode, class Decode>
-int one_input(const std::uint8_t* data, std::size_t size, Read&& read, Encode&& encode, Decode&& decode) {
+int one_input(const std::uint8_t* data, std::size_t size, Read read, Encode encode, Decode decode) {
   static Tally tally;
-  static PreFlight pre([read](const std::string& p) { (void)read(p, ReadOptions{ReadMode::in_process, nullptr}); });
-  static const bool guarded = (InProcessGuard::install(), true);  // after the sanitizers' and libFuzzer's own
-  (void)guarded;
+  // PODCHECK_FUZZ_IN_PROCESS=1: no worker, every input read in this process (the reference the coverage test
+  // compares the worker with; a libhdf5 crash ends such a run)
+  static const bool in_process_only = [] {
+    const char* e = std::getenv("PODCHECK_FUZZ_IN_PROCESS");
+    return e && std::strcmp(e, "1") == 0;
+  }();
+  const std::string& path = input_file(data, size);
+  auto in_process = [&] { read_and_check<T>(path, read, encode, decode, tally.in_process); reset_hdf5(); };
   ++tally.inputs;
-  InProcessGuard::inputs = tally.inputs;
-  pre.path_ = input_file(data, size);
-  switch (pre.run(pre.path_)) {
-    case PreFlight::Outcome::library_crash:
-      if (pre.hangs() > tally.library_hangs) ++tally.library_hangs;
-      else ++tally.library_crashes;
-      return 0;
-    case PreFlight::Outcome::podcheck_crash:
-    case PreFlight::Outcome::ok: break;  // a crash of ours reproduces below, under the sanitizers
+  if (in_process_only) {
+    in_process();
+    return 0;
   }
-  FileRead<T> r = read(pre.path_, ReadOptions{ReadMode::in_process, nullptr});
-  reset_hdf5();
-  static const bool verbose = std::getenv("PODCHECK_FUZZ_VERBOSE") != nullptr;
-  if (verbose && !r.ok()) std::fprintf(stderr, "podcheck-fuzz: %s\n", r.error.c_str());
-  if (!r.ok()) ++tally.files_refused;
-  for (const CaseRead<T>& c : r.cases) {
-    if (!c.ok()) {
-      ++tally.cases_refused;
-      if (verbose) std::fprintf(stderr, "podcheck-fuzz: %s\n", c.error.c_str());
-      if (c.failure != ReadFailure::refused || c.error.empty()) std::abort();
-      continue;
-    }
-    ++tally.cases_read;
-    const std::string bytes = encode(*c.value);
-    if (encode(decode(bytes)) != bytes) std::abort();  // the wire loses nothing
+  static Worker worker([=](Counts& c) { read_and_check<T>(path, read, encode, decode, c); });
+  tally.worker = &worker;
+  Worker::Outcome outcome = worker.run();
+  if (outcome == Worker::Outcome::podcheck_hang) {
+    // slow in our own code: once more with time to finish (not in process: libhdf5 can crash there)
+    ++tally.slow_ours;
+    outcome = worker.run(Worker::kSlowMilliseconds);
+  }
+  switch (outcome) {
+    case Worker::Outcome::clean: return 0;
+    case Worker::Outcome::library_crash: ++tally.library_crashes; return 0;
+    case Worker::Outcome::library_hang: ++tally.library_hangs; return 0;
+    case Worker::Outcome::podcheck_hang:
+      std::fprintf(stderr, "podcheck-fuzz: podcheck's code used over %d ms of CPU time on this input: a hang\n",
+                   Worker::kSlowMilliseconds);
+      std::abort();  // libFuzzer writes the input as a crash artifact
+    case Worker::Outcome::podcheck_leak:
+      in_process();
+      if (__lsan_do_recoverable_leak_check())
+        std::fprintf(stderr, "podcheck-fuzz: the leak the worker found (first report above) reproduces in process\n");
+      else
+        std::fprintf(stderr, "podcheck-fuzz: the leak the worker found (report above) does not reproduce in process\n");
+      std::abort();  // libFuzzer writes the input as a crash artifact
+    case Worker::Outcome::podcheck_crash:
+      in_process();  // normally crashes here, with the sanitizers' report and libFuzzer's artifact
+      std::fprintf(stderr, "podcheck-fuzz: the worker crashed in podcheck's code (report above) on an input the "
+                           "in-process read got through; failing the run on it\n");
+      std::abort();
   }
   return 0;
 }
 
 }  // namespace podcheck::fuzz
+
+// Called by ASan and by UBSan when a report begins (weak in their runtimes; this header is in one file per
+// target). In the worker: tell the parent, whose hang limit then no longer applies (see Worker::run).
+extern "C" void __asan_on_error() {
+  if (podcheck::fuzz::g_worker_reply_fd >= 0) (void)!::write(podcheck::fuzz::g_worker_reply_fd, "R", 1);
+}
+extern "C" void __ubsan_on_report() {
+  if (podcheck::fuzz::g_worker_reply_fd >= 0) (void)!::write(podcheck::fuzz::g_worker_reply_fd, "R", 1);
+}

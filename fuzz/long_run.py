@@ -3,12 +3,11 @@
 
 usage: fuzz/long_run.py TARGET SECONDS [--jobs N] [--seed S] [--build build-asan]
 
-Why not the ctest run (fuzz/CMakeLists.txt) for hours: each HDF5 input is read by a pre-flight worker and then
-again in process (fuzz/fuzz_common.hpp); libhdf5's crashes depend on memory contents, so now and then one
-that the worker did not hit happens in process (seen twice in ~16,000 executions: SIGSEGV in H5C_protect
-under H5HG_read while listing a file's cases). That ends a plain libFuzzer run. Here libFuzzer runs in fork
-mode with -ignore_crashes=1, so the campaign goes on, and afterwards each artifact is run again, three times,
-through the same target:
+Why not the ctest run (fuzz/CMakeLists.txt) for hours: a plain libFuzzer run stops at its first crash artifact.
+Each HDF5 input is read by a worker process that ships its coverage back (fuzz/fuzz_common.hpp); only an input
+on which the worker found a bug of ours is read again in process. Here libFuzzer runs in fork mode with
+-ignore_crashes=1, so a campaign goes on past such an input (or a libhdf5 crash in that second read, which
+depends on memory contents), and afterwards each artifact is run again, three times, through the same target:
   ours            a sanitizer report whose first frame outside the sanitizer runtime and libc is podcheck's
                   code: a bug of ours (exit status 1)
   libhdf5         the first such frame is inside libhdf5 (production reads untrusted files in a child

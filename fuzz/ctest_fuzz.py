@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""The ctest tests of the fuzz targets (fuzz/CMakeLists.txt); each prints the target's output and a verdict.
+
+  ctest_fuzz.py runs RUNS BINARY ARGS...
+      libFuzzer for a fixed number of executions: passes only when it exits 0 AND its final "Done N runs"
+      has N >= RUNS (a run that ended early, on its time limit or otherwise, fails).
+  ctest_fuzz.py coverage BINARY CORPUS
+      the seeds once through the worker (the normal mode) and once read in process
+      (PODCHECK_FUZZ_IN_PROCESS=1); the worker ships its coverage counters back (fuzz/fuzz_common.hpp), so
+      libFuzzer's "cov:" after the seeds must be at least COVERAGE_SHARE of the in-process figure, and the
+      counters the worker ships must be libFuzzer's whole set (one module).
+  ctest_fuzz.py planted KIND BINARY CORPUS
+      with PODCHECK_FUZZ_PLANT=KIND (fault or leak in a callback the reader calls), the run must fail with
+      the sanitizer's report of it and libFuzzer's crash artifact.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+# The harness's own code differs between the two modes (a few dozen edges of thousands); a worker whose
+# counters did not come back gives well under half.
+COVERAGE_SHARE = 0.97
+FLAGS = ["-rss_limit_mb=4096", "-malloc_limit_mb=1048576", "-seed=1"]
+
+
+def run(cmd, env=None, timeout=None):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
+                       env=env, timeout=timeout)
+    sys.stdout.write(p.stdout)
+    sys.stdout.flush()
+    return p.returncode, p.stdout
+
+
+def fail(msg):
+    print(f"ctest_fuzz: FAIL: {msg}")
+    return 1
+
+
+def runs(argv):
+    wanted = int(argv[0])
+    rc, out = run(argv[1:] + [f"-runs={wanted}"])
+    done = re.findall(r"^Done (\d+) runs in (\d+) second", out, re.M)
+    if rc != 0:
+        return fail(f"the fuzzer exited with status {rc}")
+    if not done or int(done[-1][0]) < wanted:
+        return fail(f"the run ended after {done[-1][0] if done else 'an unknown number of'} executions, "
+                    f"before the {wanted} it was given")
+    print(f"ctest_fuzz: ok: {done[-1][0]} executions in {done[-1][1]} s")
+    return 0
+
+
+def inited_cov(out):
+    m = re.search(r"INITED cov: (\d+) ft: (\d+)", out)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def coverage(argv):
+    binary, corpus = argv
+    with tempfile.TemporaryDirectory() as work:
+        cmd = [binary, "-runs=0", *FLAGS, work, corpus]
+        rc1, worker = run(cmd)
+        env = dict(os.environ, PODCHECK_FUZZ_IN_PROCESS="1")
+        rc2, ref = run(cmd, env=env)
+    if rc1 or rc2:
+        return fail(f"a seed run failed (status {rc1} through the worker, {rc2} in process)")
+    w, r = inited_cov(worker), inited_cov(ref)
+    if not w or not r:
+        return fail("no 'INITED cov:' line")
+    loaded = re.search(r"Loaded (\d+) modules\s+\((\d+) inline 8-bit counters\)", worker)
+    shipped = re.search(r"the worker ships (\d+) inline 8-bit counters", worker)
+    if not loaded or not shipped:
+        return fail("no libFuzzer module line or no count of shipped counters")
+    if loaded.group(1) != "1" or loaded.group(2) != shipped.group(1):
+        return fail(f"libFuzzer has {loaded.group(1)} module(s) with {loaded.group(2)} counters; the worker ships "
+                    f"{shipped.group(1)}")
+    print(f"ctest_fuzz: cov after the seeds: {w[0]} through the worker, {r[0]} in process (ft {w[1]} / {r[1]})")
+    if w[0] < COVERAGE_SHARE * r[0]:
+        return fail(f"the worker's coverage is {w[0] / r[0]:.0%} of the in-process read's "
+                    f"(at least {COVERAGE_SHARE:.0%} expected): its counters do not reach libFuzzer")
+    print("ctest_fuzz: ok")
+    return 0
+
+
+def planted(argv):
+    kind, binary, corpus = argv
+    report = {"fault": r"ERROR: AddressSanitizer: heap-buffer-overflow", "leak": r"ERROR: LeakSanitizer: detected memory leaks"}[kind]
+    with tempfile.TemporaryDirectory() as work:
+        arts = os.path.join(work, "artifacts") + "/"
+        new_inputs = os.path.join(work, "corpus")
+        os.makedirs(arts)
+        os.makedirs(new_inputs)
+        env = dict(os.environ, PODCHECK_FUZZ_PLANT=kind)
+        rc, out = run([binary, "-runs=200", *FLAGS, f"-artifact_prefix={arts}", new_inputs, corpus], env=env,
+                      timeout=600)
+        found = os.listdir(arts)
+    if rc == 0:
+        return fail(f"the planted {kind} did not fail the run")
+    # the worker's report first (the input it read cleanly would never be read in process otherwise), then
+    # the in-process read's (or, for a leak, the harness's line after its in-process check)
+    if len(re.findall(report, out)) < 2:
+        return fail(f"'{report}' not reported by both the worker and the in-process read")
+    if "planted_bug" not in out:
+        return fail("the report does not point at the planted bug (podcheck::fuzz::planted_bug)")
+    if not any(f.startswith(("crash-", "leak-")) for f in found):
+        return fail(f"no crash artifact written (artifacts: {found})")
+    print(f"ctest_fuzz: ok: the planted {kind} failed the run (status {rc}), artifact {found}")
+    return 0
+
+
+if __name__ == "__main__":
+    mode, rest = sys.argv[1], sys.argv[2:]
+    sys.exit({"runs": runs, "coverage": coverage, "planted": planted}[mode](rest))
