@@ -18,12 +18,6 @@
 
 namespace podcheck::kernels {
 
-bool BenchReport::all_validated() const {
-  for (const BenchRow& r : rows)
-    if (!r.ours.ran || (!peer_name.empty() && !r.peer.ran)) return false;
-  return true;
-}
-
 namespace {
 
 #define CUBLAS_CHECK(call)                                                                       \
@@ -88,22 +82,6 @@ double time_ms(cudaStream_t stream, int warmup, int reps, F&& fn) {
   cudaEventDestroy(a);
   cudaEventDestroy(b);
   return median(t);
-}
-
-// Work of one side: 4 D H_qo per (query row, visible key), causal bottom-right aware; bytes: q, o, K, V
-// once each (16-bit) plus the LSE.
-void side_work(const Case& c, const Side& s, double& flops, double& bytes) {
-  const int H = c.num_qo_heads, HK = c.num_kv_heads, D = c.head_dim;
-  double vis = 0, kv = 0;
-  for (int r = 0; r < s.num_requests(); ++r) {
-    const std::int64_t Q = s.qo_len(r), L = s.kv_len(r);
-    kv += double(L);
-    for (std::int64_t i = 0; i < Q; ++i)
-      vis += s.params.mask_mode == MaskMode::causal ? double(std::clamp<std::int64_t>(L - Q + i + 1, 0, L)) : double(L);
-  }
-  const double rows = double(s.num_rows());
-  flops = 4.0 * D * H * vis;
-  bytes = 2.0 * (2.0 * rows * H * D + 2.0 * kv * HK * D) + 4.0 * rows * H;
 }
 
 std::string scheduling_of(const pod_run_stats& st) {
@@ -256,10 +234,7 @@ BenchReport run_kernel_bench(const BenchOptions& o) {
     BenchRow row;
     row.mix = mix;
     const Case c = o.hooks.make_case(mix.id);
-    if (c.prefill) side_work(c, *c.prefill, row.flops_p, row.bytes_p);
-    if (c.decode) side_work(c, *c.decode, row.flops_d, row.bytes_d);
-    row.flops = row.flops_p + row.flops_d;
-    row.bytes = row.bytes_p + row.bytes_d;
+    set_work(c, row);
     row.rotation_sets = std::clamp(int(std::ceil(4.0 * l2 / row.bytes)), 2, 8);
     std::vector<std::unique_ptr<DeviceCase>> sets;
     for (int i = 0; i < row.rotation_sets; ++i) sets.push_back(std::make_unique<DeviceCase>(c));
@@ -275,55 +250,6 @@ BenchReport run_kernel_bench(const BenchOptions& o) {
   }
   cudaStreamDestroy(stream);
   return rep;
-}
-
-void print_bench(const BenchReport& r, std::FILE* f) {
-  std::fprintf(f, "podcheck bench kernel: %s on %s\n", r.version.c_str(), r.device.c_str());
-  if (!r.peer_name.empty()) std::fprintf(f, "peer: %s\n", r.peer_name.c_str());
-  std::fprintf(f, "ceilings measured in this run: D2D copy %.2f TB/s (read+write), cuBLAS bf16 GEMM %.0f TFLOP/s\n",
-               r.copy_tbps, r.gemm_tflops);
-  std::fprintf(f, "cases (validated before timing, calibrated policy):\n");
-  for (const BenchRow& w : r.rows) std::fprintf(f, "  %-24s %s\n", w.mix.name.c_str(), w.mix.id.c_str());
-  auto table = [&](const char* who, KernelTimes BenchRow::*k) {
-    std::fprintf(f, "%s:\n%-24s %9s %9s %9s %9s %8s %8s %6s %7s %6s\n", who, "case", "fused ms", "pref ms", "dec ms",
-                 "serial", "fus/ser", "TFLOP/s", "%gemm", "TB/s", "%copy");
-    for (const BenchRow& w : r.rows) {
-      const KernelTimes& t = w.*k;
-      if (!t.ran) {
-        std::fprintf(f, "%-24s not timed: %s\n", w.mix.name.c_str(), t.failure.c_str());
-        continue;
-      }
-      const bool both = t.prefill_ms > 0;
-      const double serial = t.prefill_ms + t.decode_ms;
-      const double tf = w.flops / (t.fused_ms * 1e-3) / 1e12, tb = w.bytes / (t.fused_ms * 1e-3) / 1e12;
-      std::fprintf(f, "%-24s %9.3f %9.3f %9.3f %9.3f %8.2f %8.1f %5.1f%% %7.2f %5.1f%%\n", w.mix.name.c_str(), t.fused_ms,
-                   t.prefill_ms, t.decode_ms, serial, both ? t.fused_ms / serial : 0.0, tf, 100 * tf / r.gemm_tflops, tb,
-                   100 * tb / r.copy_tbps);
-    }
-    std::fprintf(f, "%s per side alone (achieved):\n", who);
-    for (const BenchRow& w : r.rows) {
-      const KernelTimes& t = w.*k;
-      if (!t.ran || t.prefill_ms <= 0) continue;
-      std::fprintf(f, "  %-24s prefill %.1f TFLOP/s (%.1f%% gemm) | decode %.2f TB/s (%.1f%% copy) | %s, %d input sets\n",
-                   w.mix.name.c_str(), w.flops_p / (t.prefill_ms * 1e-3) / 1e12,
-                   100 * w.flops_p / (t.prefill_ms * 1e-3) / 1e12 / r.gemm_tflops, w.bytes_d / (t.decode_ms * 1e-3) / 1e12,
-                   100 * w.bytes_d / (t.decode_ms * 1e-3) / 1e12 / r.copy_tbps, t.scheduling.c_str(), w.rotation_sets);
-    }
-  };
-  table("ours", &BenchRow::ours);
-  if (r.peer_name.empty()) return;
-  table("peer", &BenchRow::peer);
-  std::fprintf(f, "ours / peer (same cases, inputs, rotation and stream; > 1: ours slower):\n%-24s %9s %9s %9s\n", "case",
-               "fused", "prefill", "decode");
-  for (const BenchRow& w : r.rows) {
-    if (!w.ours.ran || !w.peer.ran) {
-      std::fprintf(f, "%-24s (not both timed)\n", w.mix.name.c_str());
-      continue;
-    }
-    auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
-    std::fprintf(f, "%-24s %9.2f %9.2f %9.2f\n", w.mix.name.c_str(), ratio(w.ours.fused_ms, w.peer.fused_ms),
-                 ratio(w.ours.prefill_ms, w.peer.prefill_ms), ratio(w.ours.decode_ms, w.peer.decode_ms));
-  }
 }
 
 }  // namespace podcheck::kernels

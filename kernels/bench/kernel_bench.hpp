@@ -60,6 +60,15 @@ struct BenchReport {
 };
 
 BenchReport run_kernel_bench(const BenchOptions& options);  // throws CudaError, std::runtime_error
+
+// CUDA-free (kernels/bench/bench_report.cpp, host-tested):
+// The work of a case: FLOPs 4 D H_qo per (query row, visible key), causal bottom-right aware; bytes: q, K, V
+// and o once each at their dtypes' sizes (fp8 KV counts one byte) plus the fp32 LSE. Sets the row's
+// flops*/bytes* fields.
+void set_work(const Case& c, BenchRow& row);
+// The mix's bound in ms: the larger of its FLOPs at the measured GEMM rate and its bytes at the measured
+// copy rate (both sides of the POD together; 0 when a ceiling is missing).
+double bound_ms(const BenchRow& row, const BenchReport& report);
 void print_bench(const BenchReport& report, std::FILE* out);
 
 }  // namespace podcheck::kernels

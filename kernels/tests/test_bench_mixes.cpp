@@ -82,3 +82,73 @@ TEST_CASE("serving mixes are canonical POD case ids with the advertised shapes",
     CHECK(s[i].h_kv == a.h_kv);
   }
 }
+
+// The bench's figures (kernels/bench/bench_report.cpp): FLOPs and bytes of a case counted by hand, and the
+// bound the targets are stated against.
+#include "kernels/tests/test_cases.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+
+TEST_CASE("bench work: causal FLOPs by hand, bytes at each dtype's size, bound = the slower ceiling",
+          "[kernels][host][bench]") {
+  kernels::test::CaseSpec s;
+  s.heads = 8;
+  s.kv_heads = 2;
+  s.head_dim = 64;
+  s.dtype_q = DType::bfloat16;
+  s.prefill.present = true;
+  s.prefill.paged = true;
+  s.prefill.qo_lens = {4};
+  s.prefill.kv_lens = {6};
+  s.prefill.mask = MaskMode::causal;
+  s.decode.present = true;
+  s.decode.qo_lens = {1, 1};
+  s.decode.kv_lens = {10, 0};
+  for (DType kv : {DType::bfloat16, DType::float8_e4m3fn}) {
+    s.dtype_kv = kv;
+    const Case c = kernels::test::build_case(s);
+    kernels::BenchRow row;
+    kernels::set_work(c, row);
+    const double ekv = kv == DType::bfloat16 ? 2 : 1;
+    // prefill rows i = 0..3 see L - Q + i + 1 = 3, 4, 5, 6 keys (bottom-right causal): 18 (row, key) pairs
+    CHECK(row.flops_p == 4.0 * 64 * 8 * 18);
+    CHECK(row.flops_d == 4.0 * 64 * 8 * 10);
+    // q and o: rows x 8 heads x 64 x 2 bytes each; K and V: tokens x 2 heads x 64 x ekv each; LSE: 4 bytes
+    CHECK(row.bytes_p == 4 * 8 * 64 * 4.0 + 2 * 6 * 2 * 64 * ekv + 4 * 8 * 4.0);
+    CHECK(row.bytes_d == 2 * 8 * 64 * 4.0 + 2 * 10 * 2 * 64 * ekv + 2 * 8 * 4.0);
+    CHECK(row.flops == row.flops_p + row.flops_d);
+    CHECK(row.bytes == row.bytes_p + row.bytes_d);
+  }
+
+  kernels::BenchReport rep;
+  rep.version = "v";
+  rep.device = "dev";
+  rep.copy_tbps = 4.0;
+  rep.gemm_tflops = 800.0;
+  kernels::BenchRow compute, memory;
+  compute.mix = {"compute-bound", "id-c"};
+  compute.flops = 8e11;  // 1.0 ms at the GEMM rate
+  compute.bytes = 2e9;   // 0.5 ms at the copy rate
+  memory.mix = {"memory-bound", "id-m"};
+  memory.flops = 8e10;   // 0.1 ms
+  memory.bytes = 1e9;    // 0.25 ms
+  CHECK(kernels::bound_ms(compute, rep) == Approx(1.0));
+  CHECK(kernels::bound_ms(memory, rep) == Approx(0.25));
+  compute.ours = {true, "", 1.2, 0.7, 0.6, "s"};
+  memory.ours = {true, "", 0.5, 0.2, 0.4, "s"};
+  rep.rows = {compute, memory};
+  char* text = nullptr;
+  std::size_t len = 0;
+  std::FILE* f = open_memstream(&text, &len);
+  REQUIRE(f);
+  kernels::print_bench(rep, f);
+  std::fclose(f);
+  const std::string out(text, len);
+  std::free(text);
+  INFO(out);
+  // each row ends with the bound (ms) and fused / bound
+  CHECK(out.find("    1.000     1.20\n") != std::string::npos);
+  CHECK(out.find("    0.250     2.00\n") != std::string::npos);
+  CHECK(out.find("fus/bnd") != std::string::npos);
+}
