@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
 """A long libFuzzer campaign of one reader target, crash-tolerant, with every artifact triaged.
 
-usage: fuzz/long_run.py TARGET SECONDS [--jobs N] [--seed S] [--build build-asan]
+usage: fuzz/long_run.py TARGET SECONDS [--jobs N] [--seed S] [--build build-asan] [--runs R]
+
+--runs R: instead of fork mode, JOBS plain libFuzzer processes (seeds S, S+1, ...) that share one corpus
+folder (libFuzzer reloads it) and do R executions in all, SECONDS being a safety limit each: an exact count
+of executions, at about fork mode's rate. A plain process stops at its first crash artifact; the executions
+it did are counted, and the campaign fails.
 
 Why not the ctest run (fuzz/CMakeLists.txt) for hours: a plain libFuzzer run stops at its first crash artifact.
 Each HDF5 input is read by a worker process that ships its coverage back (fuzz/fuzz_common.hpp); only an input
@@ -87,6 +92,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--build", default=os.path.join(ROOT, "build-asan"))
+    ap.add_argument("--runs", type=int, default=0)
     a = ap.parse_args()
     binary = os.path.join(a.build, "fuzz", a.target)
     corpus = os.path.join(ROOT, "fuzz", "corpus", a.target)
@@ -95,15 +101,36 @@ def main():
     os.makedirs(os.path.join(work, "corpus"), exist_ok=True)
     os.makedirs(arts, exist_ok=True)
     log_path = os.path.join(work, "fuzz.log")
-    cmd = [binary, f"-fork={a.jobs}", "-ignore_crashes=1", "-ignore_timeouts=1", "-ignore_ooms=1",
-           f"-max_total_time={a.seconds}", f"-seed={a.seed}", "-timeout=30", "-rss_limit_mb=4096",
-           "-malloc_limit_mb=1048576", f"-artifact_prefix={arts}", os.path.join(work, "corpus"), corpus]
-    with open(log_path, "w") as log:
-        rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env()).returncode
-    text = open(log_path, errors="replace").read()
-    execs = [int(m) for m in re.findall(r"^#(\d+):", text, re.M)]
-    print(f"{a.target}: {execs[-1] if execs else 0} executions in {a.seconds} s (fork mode, {a.jobs} job(s), "
-          f"libFuzzer rc {rc}); log {log_path}")
+    if a.runs:
+        procs, logs = [], []
+        for i in range(a.jobs):
+            log_i = os.path.join(work, f"fuzz-{i}.log")
+            cmd = [binary, f"-runs={a.runs // a.jobs}", f"-max_total_time={a.seconds}", f"-seed={a.seed + i}",
+                   "-timeout=30", "-rss_limit_mb=4096", "-malloc_limit_mb=1048576", "-print_final_stats=1",
+                   f"-artifact_prefix={arts}", os.path.join(work, "corpus"), corpus]
+            logs.append(log_i)
+            procs.append(subprocess.Popen(cmd, stdout=open(log_i, "w"), stderr=subprocess.STDOUT, env=env()))
+        rcs = [p.wait() for p in procs]
+        done = []
+        for log_i in logs:
+            d = re.findall(r"^Done (\d+) runs in (\d+) second", open(log_i, errors="replace").read(), re.M)
+            if not d:  # stopped on a crash: its last status line
+                d = [(m, "?") for m in re.findall(r"^#(\d+)", open(log_i, errors="replace").read(), re.M)[-1:]]
+            done.append(d[-1] if d else ("0", "?"))
+        total = sum(int(n) for n, _ in done)
+        print(f"{a.target}: {total} executions ({', '.join(f'{n} in {t} s' for n, t in done)}; {a.jobs} plain "
+              f"job(s), libFuzzer rc {rcs}); logs {' '.join(logs)}")
+        rc = max(rcs)
+    else:
+        cmd = [binary, f"-fork={a.jobs}", "-ignore_crashes=1", "-ignore_timeouts=1", "-ignore_ooms=1",
+               f"-max_total_time={a.seconds}", f"-seed={a.seed}", "-timeout=30", "-rss_limit_mb=4096",
+               "-malloc_limit_mb=1048576", f"-artifact_prefix={arts}", os.path.join(work, "corpus"), corpus]
+        with open(log_path, "w") as log:
+            rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env()).returncode
+        text = open(log_path, errors="replace").read()
+        execs = [int(m) for m in re.findall(r"^#(\d+):", text, re.M)]
+        print(f"{a.target}: {execs[-1] if execs else 0} executions in {a.seconds} s (fork mode, {a.jobs} job(s), "
+              f"libFuzzer rc {rc}); log {log_path}")
     classes = {}
     for art in sorted(glob.glob(arts + "*")):
         kind = os.path.basename(art).split("-")[0]
@@ -116,7 +143,7 @@ def main():
     unplaced = [n for n in classes.get("not reproduced", []) if n.startswith("crash-")]
     if unplaced:
         print(f"  crash artifacts that did not reproduce (origin unknown; see {log_path}): {' '.join(unplaced)}")
-    return 1 if classes.get("ours") or unplaced else 0
+    return 1 if classes.get("ours") or unplaced or (a.runs and rc != 0) else 0
 
 
 if __name__ == "__main__":
