@@ -106,16 +106,12 @@ template <> struct Pack2<__half> {
     __half2 h = __floats2half2_rn(a, b);
     return *reinterpret_cast<std::uint32_t*>(&h);
   }
-  static __device__ __forceinline__ float lo(std::uint32_t v) { return __half2float(__ushort_as_half(v & 0xFFFF)); }
-  static __device__ __forceinline__ float hi(std::uint32_t v) { return __half2float(__ushort_as_half(v >> 16)); }
 };
 template <> struct Pack2<__nv_bfloat16> {
   static __device__ __forceinline__ std::uint32_t pack(float a, float b) {
     __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
     return *reinterpret_cast<std::uint32_t*>(&h);
   }
-  static __device__ __forceinline__ float lo(std::uint32_t v) { return __uint_as_float((v & 0xFFFFu) << 16); }
-  static __device__ __forceinline__ float hi(std::uint32_t v) { return __uint_as_float(v & 0xFFFF0000u); }
 };
 
 // Scalar conversions of the 16-bit operand types (round to nearest even).
@@ -667,8 +663,7 @@ __device__ __forceinline__ RowMask row_mask(const SideDev& SDv, const ItemCtx& c
 // The item's query tile into shared memory (rotated with RoPE).
 template <int D, class QT, bool F>
 __device__ __forceinline__ void load_q(const SideDev& SDv, const ItemCtx& c, const FastDiv& gd, int kv_head,
-                                       int row_begin, int rows,
-                                       QT* Qs, int tid) {
+                                       int row_begin, int rows, QT* Qs, int tid) {
   if (F && SDv.rope)
     load_q_tile_rope<D, QT>(SDv, c.q_start, c.packed, gd, kv_head, c.Lr - c.qo_len, row_begin, rows, Qs, tid);
   else
