@@ -3,18 +3,22 @@
 // How a fuzz target lives with the crash isolation (fixtures/isolated_read.hpp): libhdf5 1.10 crashes on some
 // corrupt files, and in production those crashes happen in a child process. A target that ran the reader in
 // the fuzzer's own process would stop at the first libhdf5 crash and report the library's bug as ours. So each
-// input is read by a worker: a fork of the fuzzer, kept across inputs (a fork per crash, not per input), that
-// runs the reader and every check on the result, and reports how the input ended:
+// input is read by a worker: a fork of the fuzzer, kept across inputs (a new one after a crash or hang and
+// every 1,000 inputs), that runs the reader and every check on the result (the wire round trip of each case,
+// a message for each refusal), restarts libhdf5, and reports how the input ended:
 //   clean            the worker ships its SanitizerCoverage counters back (below) and libFuzzer sees the
 //                    coverage of the read as if it had happened in its own process;
-//   libhdf5 crash    a fatal signal with a libhdf5 frame on the stack (or a hang there): what production turns
-//   or hang          into "the file is corrupt"; the input is counted and skipped, no coverage;
+//   libhdf5 crash    a fatal signal or sanitizer report with a libhdf5 frame on the stack, or a hang there (over
+//   or hang          Worker::kHangMilliseconds of CPU time): what production turns into "the file is corrupt";
+//                    the input is counted and skipped, no coverage;
 //   podcheck crash   a sanitizer report or fatal signal with no libhdf5 frame, a failed check on the result, or
 //   or leak          a leak LeakSanitizer finds in the worker: the input is read again in this process, where
 //                    libFuzzer writes the crash artifact and the sanitizers their report, and the run fails
 //                    even if that second read does not reproduce it (libhdf5's memory-dependent behaviour);
-//   podcheck hang    over Worker::kHangMilliseconds of CPU time in our own code: read again by a fresh worker
-//                    with kSlowMilliseconds (a slow input is no bug); over that too, the run fails on it.
+//   podcheck hang    the same limit reached in our own code: read again by a fresh worker with
+//                    kSlowMilliseconds (a slow input is no bug); over that too, the run fails on it.
+// No input the worker read cleanly is read in process any more (that second read took half the time, and
+// libhdf5 crashed in it now and then on inputs the worker had read cleanly: its crashes depend on memory).
 //
 // Coverage: -fsanitize=fuzzer puts one 8-bit counter per edge into the ELF section __sancov_cntrs (all of
 // podcheck's code is linked statically into the target: one module; libFuzzer prints "Loaded 1 modules (N
@@ -27,10 +31,12 @@
 // mutation only and decide nothing about coverage or crashes. ctest's fuzz-coverage:NAME compares the
 // coverage the seeds give through the worker with a read in process (PODCHECK_FUZZ_IN_PROCESS=1).
 //
-// Leaks: LeakSanitizer only looks at exit, and the worker never exits normally. So, as libFuzzer does in its
-// own process, the worker counts mallocs and frees during each input (including the libhdf5 restart) and,
-// when more were allocated than freed, runs a leak check; libhdf5's own allocations are suppressed
-// (fuzz/lsan.supp), so only a leak of podcheck's is reported.
+// Leaks: LeakSanitizer only looks at exit, and the worker never exits normally. So the worker records the
+// heap blocks allocated during each input (InputAllocations) and runs a leak check when one that has no
+// libhdf5 frame on its allocation stack outlived the input (libhdf5's own are suppressed, fuzz/lsan.supp),
+// and every 256 inputs in any case. Checking whenever mallocs outnumbered frees, as libFuzzer does in its own
+// process, ran a 10-20 ms check on most inputs (libhdf5 leaks on most corrupt files) and cut the rate by
+// two thirds. ctest's fuzz-planted-{fault,leak} plant a bug in the reader's callback and want it reported.
 #pragma once
 
 #include "fixtures/isolated_read.hpp"
