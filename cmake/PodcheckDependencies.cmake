@@ -34,8 +34,9 @@ if(PODCHECK_ENABLE_CUDA)
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
     if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-      # sm_80 and sm_90 machine code plus compute_90 PTX for later GPUs.
-      set(CMAKE_CUDA_ARCHITECTURES 80-real 90-real 90-virtual)
+      # sm_80 and sm_90a machine code (Hopper's wgmma prefill path, kernels/pod/wgmma_sm90.cuh) plus compute_90
+      # PTX for later GPUs (mma.sync paths only).
+      set(CMAKE_CUDA_ARCHITECTURES 80-real 90a-real 90-virtual)
     endif()
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)

@@ -37,16 +37,30 @@
 //                   key skip the per-element mask (rows past the request no longer force it), O rescaled
 //                   only when a row maximum moved, and a register budget per head_dim that matches what
 //                   shared memory allows (no spills). Outputs bit-identical to v3's by construction.
-//   v3.2 (this file) v3.1's tiles and scheduler, a leaner inner loop (step 2 of the notebook): softmax weights
+//   v3.2            v3.1's tiles and scheduler, a leaner inner loop (step 2 of the notebook): softmax weights
 //                   2^(s * c - m) by one fused multiply-add on raw logits of unmasked tiles, ex2.approx.ftz,
 //                   row sums of the rounded P as one mma with a B of ones per 16 tokens (fp32, on the tensor
 //                   core) instead of unpacking and adding, KV row offsets from 32-bit strides (V reusing K's),
 //                   divisions by the group size through a FastDiv, and each output row's destination resolved
 //                   once. Same rounding points as v3.1 (P rounded to the query dtype, fp32 state); not bit-identical
 //                   (the scale is folded into the exponent, the row sums are added in another order).
+//   v3.3 (this file) v3.2 plus a Hopper (sm_90a) prefill: S = Q K^T and O += P V on wgmma m64nNk16 for one
+//                   warpgroup (the CTA's 4 warps, the 64-row item), A from registers (Q fragments kept per item,
+//                   P from the softmax), B from K / V stages in [TK][64]-element blocks with the 128-byte swizzle
+//                   (kernels/pod/wgmma_sm90.cuh); softmax, masks and row sums shared with the mma.sync path, which
+//                   stays for sm_80, fp8 KV, the feature paths, head_dim 256 and the decode side.
 #include "kernels/host/cuda_check.hpp"
 #include "kernels/pod/fast_div.hpp"
 #include "kernels/pod/pod_launch.hpp"
+#include "kernels/pod/wgmma_sm90.cuh"
+
+// The sm_90a prefill path (wgmma) exists in the device code compiled for sm_90a only; sm_80 / sm_90 builds
+// and the host pass keep the mma.sync path.
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define PODCHECK_WGMMA 1
+#else
+#define PODCHECK_WGMMA 0
+#endif
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -260,7 +274,14 @@ template <int D, class KVT> struct Smem {
       kDecStages<D> * stage_bytes<D, KVT>(kTileKVDecode) + (kConv ? 2 * tile16_bytes<D>(kTileKVDecode) : 0);
   static constexpr int dec_scratch = kTileQDecode * SD * 4 + 2 * kTileQDecode * 4;
   static constexpr int dec_bytes = dec_q + kWarps * dec_warp;
-  static constexpr int bytes = pre_bytes > dec_bytes ? pre_bytes : dec_bytes;
+  // prefill on the sm_90a path (16-bit KV, head_dim 64 / 128): Q as above | 2 stages of K, V as [TK][64]-element
+  // blocks with the 128-byte swizzle (no padding; every block 1024-byte aligned: pre_q is a multiple of 1024)
+  static constexpr int wg_block = kPreKV<D> * D * 2;  // one of K or V in a stage
+  static constexpr int wg_bytes = pre_q + 2 * 2 * wg_block;
+  static_assert(pre_q % 1024 == 0 && wg_block % 1024 == 0, "1024-byte aligned swizzled blocks");
+  // + 1024: the kernel aligns its dynamic shared memory to 1024 bytes (the swizzle is of absolute addresses)
+  static constexpr int bytes =
+      1024 + (pre_bytes > dec_bytes ? (pre_bytes > wg_bytes ? pre_bytes : wg_bytes) : (dec_bytes > wg_bytes ? dec_bytes : wg_bytes));
   static_assert(dec_scratch <= dec_warp, "decode merge scratch must fit in a warp's stage region");
   static_assert(pre_q % 16 == 0 && dec_q % 16 == 0 && dec_warp % 16 == 0 && stage_bytes<D, KVT>(16) % 16 == 0,
                 "16-byte alignment of every block");
@@ -290,14 +311,12 @@ __device__ __forceinline__ KvSrc kv_src(const SideDev& SDv, int page_base, int k
 // 32 x 32 -> 64-bit multiply-add for the element offset (V reuses K's when their strides are equal); the head
 // offset is resolved once per item (KvSrc). v3 re-derived the head offset and a signed division per chunk
 // (about two thirds of the decode kernel's instructions), v3.1 still formed two 64 x 64-bit products per row.
-template <int D, int NTOK, int NTHR, class KVT, bool SAME>
+template <int D, int NTOK, int NTHR, class KVT, bool SAME, int ROWB>
 __device__ __forceinline__ void issue_kv_rows(const SideDev& SDv, const KvSrc& src, int t0, int kv_hi,
                                               std::uint32_t kd, std::uint32_t vd, int row0, int col) {
   constexpr int CPR = D / 8;
   constexpr int RPP = NTHR / CPR;  // rows per pass of all NTHR threads
-  constexpr int SD = D + 8;
-  constexpr int E = sizeof(KVT);
-  constexpr int ROWB = E == 2 ? SD * 2 : D;  // bytes per stage row (16-bit: padded)
+  constexpr int E = sizeof(KVT);   // ROWB: bytes from one stage row to the next
   const unsigned char* kb = src.k + col * E;
   const unsigned char* vb = src.v + col * E;
   // at most 8 rows' lookups in flight (16 for D 256 decode would keep 32 more registers live)
@@ -322,7 +341,9 @@ __device__ __forceinline__ void issue_kv_rows(const SideDev& SDv, const KvSrc& s
     }
   }
 }
-template <int D, int NTOK, int NTHR, class KVT>
+// SWZ: the sm_90a prefill's layout, [NTOK][64]-element blocks with the 128-byte swizzle (16-bit KV): a thread's
+// rows step by RPP, a multiple of 8, so its chunk's swizzled position is the same in every row it copies.
+template <int D, int NTOK, int NTHR, class KVT, bool SWZ = false>
 __device__ __forceinline__ void issue_kv_tile(const SideDev& SDv, const KvSrc& src, int t0, int kv_hi,
                                               unsigned char* kdst, unsigned char* vdst, int idx) {
   constexpr int CPR = D / 8;            // 8-element chunks per token row
@@ -330,12 +351,14 @@ __device__ __forceinline__ void issue_kv_tile(const SideDev& SDv, const KvSrc& s
   static_assert(NTOK % (NTHR / CPR) == 0, "whole passes");
   constexpr int SD = D + 8;
   constexpr int E = sizeof(KVT);
-  constexpr int ROWB = E == 2 ? SD * 2 : D;
-  const int row0 = idx / CPR, col = (idx % CPR) * 8;
-  const std::uint32_t kd = smem_u32(kdst) + row0 * ROWB + col * E;
-  const std::uint32_t vd = smem_u32(vdst) + row0 * ROWB + col * E;
-  if (SDv.kv_same) issue_kv_rows<D, NTOK, NTHR, KVT, true>(SDv, src, t0, kv_hi, kd, vd, row0, col);
-  else issue_kv_rows<D, NTOK, NTHR, KVT, false>(SDv, src, t0, kv_hi, kd, vd, row0, col);
+  static_assert(!SWZ || (E == 2 && (NTHR / CPR) % 8 == 0), "swizzled rows: 16-bit KV, passes of 8 rows");
+  constexpr int ROWB = SWZ ? 128 : E == 2 ? SD * 2 : D;
+  const int row0 = idx / CPR, chunk = idx % CPR, col = chunk * 8;
+  const std::uint32_t off = SWZ ? (chunk / 8) * NTOK * 128 + sm90::swz128(row0, chunk % 8) : row0 * ROWB + col * E;
+  const std::uint32_t kd = smem_u32(kdst) + off;
+  const std::uint32_t vd = smem_u32(vdst) + off;
+  if (SDv.kv_same) issue_kv_rows<D, NTOK, NTHR, KVT, true, ROWB>(SDv, src, t0, kv_hi, kd, vd, row0, col);
+  else issue_kv_rows<D, NTOK, NTHR, KVT, false, ROWB>(SDv, src, t0, kv_hi, kd, vd, row0, col);
 }
 
 // fp8 only: converts the chunks this thread copied (same mapping as issue_kv_tile) to the padded 16-bit tiles.
@@ -411,37 +434,18 @@ __device__ __forceinline__ float ex2(float x) {
 // Two 16-bit ones in one register: the B operand that turns an mma into row sums of P.
 template <class QT> constexpr std::uint32_t kOnes2 = std::is_same_v<QT, __half> ? 0x3C003C00u : 0x3F803F80u;
 
-// One warp: its 16 query rows (Qw, padded rows) against NTOK KV tokens starting at t0 (Kt, Vt padded 16-bit
-// tiles), online softmax in the log2 domain, O += P V with P rounded to the query dtype.
-// m: row maxima of the scaled logits (rows gq, gq + 8). d: row sums of the rounded weights as an mma
-// accumulator (d[0] = d[1]: row gq, d[2] = d[3]: row gq + 8; every lane holds its rows' whole sums), formed
-// by one mma of P with a B of ones per 16 tokens: the weights PV uses, summed in fp32 by the tensor core.
-// Unmasked tiles (and a positive scale) keep the raw logits, take the maximum of those and fold the scale
-// into the exponent, 2^(s * c - m): one fused multiply-add per element where v3.1 multiplied, subtracted
-// and checked for an empty row. F: built with the feature paths (ALiBi, soft cap, RoPE).
-template <int D, int NTOK, class QT, bool F>
-__device__ __forceinline__ void attend_tile(const QT* Qw, const QT* Kt, const QT* Vt, int t0, const RowMask& M,
-                                            float (&o)[D / 8][4], float (&m)[2], float (&d)[4], int lane) {
-  constexpr int SD = D + 8;
+// The online-softmax step of one warp's 16 rows on one tile's logits s (the mma.sync m16n8 C layout, raw
+// Q K^T): masks and the logit transform, the new row maxima m (scaled, log2 domain), the rescale factors
+// alpha of the running state, and P rounded to the query dtype as A fragments pa. Returns whether some row
+// maximum of the warp moved (alpha != 1 somewhere). Unmasked tiles (and a positive scale) keep the raw
+// logits, take the maximum of those and fold the scale into the exponent, 2^(s * c - m): one fused
+// multiply-add per element. F: built with the feature paths (ALiBi, soft cap).
+template <int NTOK, class QT, bool F>
+__device__ __forceinline__ bool softmax_tile(float (&s)[NTOK / 8][4], int t0, const RowMask& M, float (&m)[2],
+                                             float (&alpha)[2], std::uint32_t (&pa)[NTOK / 16][4], int lane) {
   constexpr int NN = NTOK / 8;
-  constexpr int NT_D = D / 8;
   using Pk = Pack2<QT>;
   const int tq = lane & 3;
-  float s[NN][4];
-#pragma unroll
-  for (int n = 0; n < NN; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
-#pragma unroll
-  for (int kk = 0; kk < D / 16; ++kk) {
-    std::uint32_t a[4];
-    ldsm_x4(a, Qw + (lane & 15) * SD + kk * 16 + (lane >> 4) * 8);
-#pragma unroll
-    for (int nb = 0; nb < NN / 2; ++nb) {
-      std::uint32_t b[4];
-      ldsm_x4(b, Kt + (nb * 16 + (lane & 7) + (lane >> 4) * 8) * SD + kk * 16 + ((lane >> 3) & 1) * 8);
-      mma16816<QT>(s[2 * nb], a, b);
-      mma16816<QT>(s[2 * nb + 1], a, b + 2);
-    }
-  }
   float mx[2] = {m[0], m[1]};
   const SideDev* X = F ? M.X : nullptr;  // ALiBi and/or soft cap (warp-uniform); never in the plain build
   const float c = M.scale_log2;
@@ -486,14 +490,13 @@ __device__ __forceinline__ void attend_tile(const QT* Qw, const QT* Kt, const QT
     mx[hr] = fmaxf(mx[hr], __shfl_xor_sync(0xffffffffu, mx[hr], 1));
     mx[hr] = fmaxf(mx[hr], __shfl_xor_sync(0xffffffffu, mx[hr], 2));
   }
-  float alpha[2], ms[2];
+  float ms[2];
 #pragma unroll
   for (int hr = 0; hr < 2; ++hr) {
     alpha[hr] = (mx[hr] == -INFINITY) ? 1.f : ex2(m[hr] - mx[hr]);  // 2^-inf = 0 on a row's first visible key
     m[hr] = mx[hr];
     ms[hr] = (mx[hr] == -INFINITY) ? 0.f : mx[hr];  // a row with nothing visible yet: 2^(-inf - 0) = 0
   }
-  std::uint32_t pa[NTOK / 16][4];  // P as A fragments, one per 16-token k-step
 #pragma unroll
   for (int n = 0; n < NN; ++n) {
     float pv[4];
@@ -502,22 +505,72 @@ __device__ __forceinline__ void attend_tile(const QT* Qw, const QT* Kt, const QT
     pa[n >> 1][(n & 1) * 2 + 0] = Pk::pack(pv[0], pv[1]);
     pa[n >> 1][(n & 1) * 2 + 1] = Pk::pack(pv[2], pv[3]);
   }
-  // Rescale O and d only when a row's maximum moved somewhere in the warp: alpha = 1 exactly otherwise, and
-  // after the first tiles it is the common case.
-  if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
+  return __any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f);
+}
+
+// O and d times alpha per row (rows gq, gq + 8): only when a row maximum moved somewhere in the warp (alpha = 1
+// exactly otherwise, and after the first tiles that is the common case).
+template <int D>
+__device__ __forceinline__ void rescale(float (&o)[D / 8][4], float (&d)[4], const float (&alpha)[2]) {
 #pragma unroll
-    for (int n = 0; n < NT_D; ++n) {
-      o[n][0] *= alpha[0];
-      o[n][1] *= alpha[0];
-      o[n][2] *= alpha[1];
-      o[n][3] *= alpha[1];
-    }
-    d[0] *= alpha[0];
-    d[1] *= alpha[0];
-    d[2] *= alpha[1];
-    d[3] *= alpha[1];
+  for (int n = 0; n < D / 8; ++n) {
+    o[n][0] *= alpha[0];
+    o[n][1] *= alpha[0];
+    o[n][2] *= alpha[1];
+    o[n][3] *= alpha[1];
   }
+  d[0] *= alpha[0];
+  d[1] *= alpha[0];
+  d[2] *= alpha[1];
+  d[3] *= alpha[1];
+}
+
+// d += P 1: the tile's row sums of the rounded weights as an mma with a B of ones (fp32, on the tensor core),
+// into a fresh accumulator, then added to d by an ordinary (round-to-nearest) add. Accumulating d itself in
+// the mma, as v3.2 did, biased it low: the tensor core drops the low bits of a small addend to a large sum,
+// and over 1,024 steps (16k keys) the LSE came out 3.8e-5 low on every row (full tier,
+// pod_f16_h32kv8d128_ps16_nhd(qo_p=1024,kv_p=16384,...), 108 % of its tolerance).
+template <int NTOK, class QT>
+__device__ __forceinline__ void row_sums(float (&d)[4], const std::uint32_t (&pa)[NTOK / 16][4]) {
   const std::uint32_t ones[2] = {kOnes2<QT>, kOnes2<QT>};
+  float t[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+  for (int kk = 0; kk < NTOK / 16; ++kk) mma16816<QT>(t, pa[kk], ones);
+  d[0] += t[0];
+  d[1] += t[1];
+  d[2] += t[2];
+  d[3] += t[3];
+}
+
+// One warp: its 16 query rows (Qw, padded rows) against NTOK KV tokens starting at t0 (Kt, Vt padded 16-bit
+// tiles), online softmax in the log2 domain, O += P V with P rounded to the query dtype; mma.sync m16n8k16
+// with ldmatrix fragments. m: row maxima of the scaled logits (rows gq, gq + 8). d: row sums of the rounded
+// weights as an mma accumulator (d[0] = d[1]: row gq, d[2] = d[3]: row gq + 8; every lane holds its rows'
+// whole sums): the weights PV uses, summed in fp32 by the tensor core.
+template <int D, int NTOK, class QT, bool F>
+__device__ __forceinline__ void attend_tile(const QT* Qw, const QT* Kt, const QT* Vt, int t0, const RowMask& M,
+                                            float (&o)[D / 8][4], float (&m)[2], float (&d)[4], int lane) {
+  constexpr int SD = D + 8;
+  constexpr int NN = NTOK / 8;
+  constexpr int NT_D = D / 8;
+  float s[NN][4];
+#pragma unroll
+  for (int n = 0; n < NN; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    std::uint32_t a[4];
+    ldsm_x4(a, Qw + (lane & 15) * SD + kk * 16 + (lane >> 4) * 8);
+#pragma unroll
+    for (int nb = 0; nb < NN / 2; ++nb) {
+      std::uint32_t b[4];
+      ldsm_x4(b, Kt + (nb * 16 + (lane & 7) + (lane >> 4) * 8) * SD + kk * 16 + ((lane >> 3) & 1) * 8);
+      mma16816<QT>(s[2 * nb], a, b);
+      mma16816<QT>(s[2 * nb + 1], a, b + 2);
+    }
+  }
+  float alpha[2];
+  std::uint32_t pa[NTOK / 16][4];  // P as A fragments, one per 16-token k-step
+  if (softmax_tile<NTOK, QT, F>(s, t0, M, m, alpha, pa, lane)) rescale<D>(o, d, alpha);
 #pragma unroll
   for (int kk = 0; kk < NTOK / 16; ++kk) {
 #pragma unroll
@@ -527,9 +580,50 @@ __device__ __forceinline__ void attend_tile(const QT* Qw, const QT* Kt, const QT
       mma16816<QT>(o[n], pa[kk], b);
       mma16816<QT>(o[n + 1], pa[kk], b + 2);
     }
-    mma16816<QT>(d, pa[kk], ones);
   }
+  row_sums<NTOK, QT>(d, pa);
 }
+
+#if PODCHECK_WGMMA
+// The sm_90a variant for one warpgroup (the CTA's 4 warps, 64 rows): S = Q K^T and O += P V on wgmma
+// m64nNk16 with A from registers (qf: the warp's Q fragments, loaded once per item; pa: the softmax's P) and
+// B from the swizzled K / V stage (kernels/pod/wgmma_sm90.cuh: [TK][64]-element blocks, 1024-byte aligned).
+// Same softmax, masks, rescale and row sums as attend_tile, so the same numerics up to the order of the
+// tensor core's additions. Every warp of the CTA must call it (wgmma is warpgroup-wide); a warp whose rows are
+// past the request computes on zero Q rows and writes nothing.
+template <int D, int NTOK, class QT>
+__device__ __forceinline__ void attend_tile_wg(const std::uint32_t (&qf)[D / 16][4], std::uint32_t kaddr,
+                                               std::uint32_t vaddr, int t0, const RowMask& M, float (&o)[D / 8][4],
+                                               float (&m)[2], float (&d)[4], int lane) {
+  using namespace sm90;
+  constexpr int NN = NTOK / 8;
+  float s[NN][4];
+#pragma unroll
+  for (int n = 0; n < NN; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+  wg_pin<NN * 4>(&s[0][0]);
+  wg_fence();
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk)
+    Wgmma<QT, NTOK>::template run<0>(&s[0][0], qf[kk], desc_k_major(kaddr + (kk / 4) * NTOK * 128 + (kk % 4) * 32),
+                                     kk > 0);
+  wg_commit();
+  wg_wait<0>();
+  wg_pin<NN * 4>(&s[0][0]);
+  float alpha[2];
+  std::uint32_t pa[NTOK / 16][4];
+  if (softmax_tile<NTOK, QT, false>(s, t0, M, m, alpha, pa, lane)) rescale<D>(o, d, alpha);
+  wg_pin<D / 2>(&o[0][0]);
+  wg_fence();  // O was last written by ordinary instructions (the rescale, or zeros)
+#pragma unroll
+  for (int kk = 0; kk < NTOK / 16; ++kk)
+    Wgmma<QT, D>::template run<1>(&o[0][0], pa[kk], desc_mn_major(vaddr + kk * 16 * 128, NTOK * 128), 1);
+  wg_commit();
+  row_sums<NTOK, QT>(d, pa);  // mma.sync beside the asynchronous PV (both only read pa)
+  wg_wait<0>();
+  wg_pin<D / 2>(&o[0][0]);
+  wg_keep<NTOK / 4>(&pa[0][0]);
+}
+#endif
 
 // Where one packed row's results go, resolved once per row: its output row (or, for a split item, its
 // fp32 partial row), the factor that normalises O (and applies v_scale to a final output), and its LSE.
@@ -678,6 +772,9 @@ __device__ __forceinline__ void prefill_item(const KParams& P, const SideDev& SD
   constexpr int SD = D + 8;
   constexpr int TK = kPreKV<D>;
   constexpr int NT_D = D / 8;
+  // sm_90a: S = Q K^T and O += P V on wgmma from swizzled stages (attend_tile_wg) for 16-bit KV without the
+  // feature paths at head_dim 64 / 128; everything else (and every other architecture) on mma.sync.
+  constexpr bool WG = PODCHECK_WGMMA && !F && !L::kConv && (D == 64 || D == 128);
   const int warp = tid >> 5, lane = tid & 31, tq = lane & 3;
   const ItemCtx c = item_ctx(P, SDv, it, kTileQ);
   const int packed = c.packed, kv_lo = c.kv_lo, kv_hi = c.kv_hi;
@@ -686,10 +783,13 @@ __device__ __forceinline__ void prefill_item(const KParams& P, const SideDev& SD
   unsigned char* stage0 = smem + L::pre_q;
   QT* Kc = reinterpret_cast<QT*>(smem + L::pre_q + 2 * L::stage(TK));  // fp8: converted tiles
   QT* Vc = Kc + TK * SD;
-  auto stage_k = [&](int s) { return stage0 + s * L::stage(TK); };
+  auto stage_k = [&](int s) { return WG ? stage0 + s * 2 * L::wg_block : stage0 + s * L::stage(TK); };
   auto stage_v = [&](int s) {
-    return stage0 + s * L::stage(TK) + (L::kConv ? TK * D : L::tile16(TK));
+    return WG ? stage0 + s * 2 * L::wg_block + L::wg_block
+              : stage0 + s * L::stage(TK) + (L::kConv ? TK * D : L::tile16(TK));
   };
+  std::uint32_t qf[WG ? D / 16 : 1][4];  // sm_90a: the warp's Q fragments (wgmma's A), loaded once per item
+  (void)qf;
 
   load_q<D, QT, F>(SDv, c, P.gdiv, it.kv_head, it.row_begin, kTileQ, Qs, tid);
   const int n_tiles = kv_hi > kv_lo ? (kv_hi - kv_lo + TK - 1) / TK : 0;
@@ -703,13 +803,14 @@ __device__ __forceinline__ void prefill_item(const KParams& P, const SideDev& SD
   const RowMask M = row_mask(SDv, c, P.gdiv, it.kv_head, wrow0);
 
   const KvSrc src = kv_src<KVT>(SDv, c.page_base, it.kv_head);
-  if (n_tiles > 0) issue_kv_tile<D, TK, kThreads, KVT>(SDv, src, kv_lo, kv_hi, stage_k(0), stage_v(0), tid);
+  if (n_tiles > 0) issue_kv_tile<D, TK, kThreads, KVT, WG>(SDv, src, kv_lo, kv_hi, stage_k(0), stage_v(0), tid);
   cp_async_commit();
   for (int k = 0; k < n_tiles; ++k) {
     const int s = k & 1;
     // Stage s ^ 1 was last read in iteration k - 1, which ended with a barrier.
     if (k + 1 < n_tiles)
-      issue_kv_tile<D, TK, kThreads, KVT>(SDv, src, kv_lo + (k + 1) * TK, kv_hi, stage_k(s ^ 1), stage_v(s ^ 1), tid);
+      issue_kv_tile<D, TK, kThreads, KVT, WG>(SDv, src, kv_lo + (k + 1) * TK, kv_hi, stage_k(s ^ 1), stage_v(s ^ 1),
+                                             tid);
     cp_async_commit();
     cp_async_wait<1>();  // this thread's copies of tile k are done
     const QT* Kt;
@@ -722,11 +823,21 @@ __device__ __forceinline__ void prefill_item(const KParams& P, const SideDev& SD
       Kt = reinterpret_cast<const QT*>(stage_k(s));
       Vt = reinterpret_cast<const QT*>(stage_v(s));
     }
+    if constexpr (WG) sm90::fence_async_smem();  // this thread's cp.async data visible to wgmma's operand reads
     __syncthreads();  // every thread's copies (and the Q tile) visible
     if (F && SDv.rope) {  // pairs (t, t + D/2) were copied by different threads: rotate after the barrier
       rope_k_tile<D, TK, QT>(const_cast<QT*>(Kt), SDv, kv_lo + k * TK, tid, kThreads);
       __syncthreads();
     }
+#if PODCHECK_WGMMA
+    if constexpr (WG) {  // every warp: wgmma is warpgroup-wide (rows past the request compute on zeros)
+      if (k == 0)
+#pragma unroll
+        for (int kk = 0; kk < D / 16; ++kk)
+          ldsm_x4(qf[kk], Qs + (warp * 16 + (lane & 15)) * SD + kk * 16 + (lane >> 4) * 8);
+      attend_tile_wg<D, TK, QT>(qf, smem_u32(stage_k(s)), smem_u32(stage_v(s)), kv_lo + k * TK, M, o, m, d, lane);
+    } else
+#endif
     if (warp_active) attend_tile<D, TK, QT, F>(Qs + warp * 16 * SD, Kt, Vt, kv_lo + k * TK, M, o, m, d, lane);
     __syncthreads();  // tile consumed before its stage (and the converted tile) is overwritten
   }
@@ -862,7 +973,9 @@ template <int D> constexpr int kMinCtas = D == 64 ? 3 : D == 128 ? 2 : 1;
 template <int D, class QT, class KVT, bool F>
 __global__ void __launch_bounds__(kThreads, kMinCtas<D>) pod_fused_kernel(const __grid_constant__ KParams P) {
   extern __shared__ uint4 smem_raw[];
-  unsigned char* smem = reinterpret_cast<unsigned char*>(smem_raw);
+  // aligned to 1024 bytes (Smem::bytes has the slack): the sm_90a path's swizzle is of absolute addresses
+  unsigned char* smem = reinterpret_cast<unsigned char*>(
+      (reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t(1023));
   __shared__ int s_item, s_side, s_role;
   const int tid = threadIdx.x;
 
@@ -1174,7 +1287,7 @@ thread_local std::string g_last_error;
 
 extern "C" const pod_kernel_info* podcheck_kernel_info(void) {
   static const pod_kernel_info info{POD_ABI_VERSION, podcheck::kernels::kKernelName, podcheck::kernels::kKernelVersion,
-                                    "fused POD v3.2: SM-aware CTA roles, decode split over warps, cp.async pipelines, ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
+                                    "fused POD v3.3: SM-aware CTA roles, sm_90a wgmma prefill, decode split over warps, cp.async pipelines, ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
   return &info;
 }
 

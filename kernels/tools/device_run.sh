@@ -4,7 +4,7 @@
 # steps: tests | sanitize | run-quick | run-default | run-full (traces by id, then replay) | golden | bench
 #        faulty (traces of the two broken test ports: a crashed launch, a guard overwrite) | captures (real
 #        FlashInfer API-logging dumps; carry traces/captures/.flashinfer)
-#        check-quick | check-default | check-full | port | profiles | ncu   (default: tests)
+#        check-quick | check-default | check-full | port | profiles | ncu | wgmma   (default: tests)
 # port: build libpodcheck_flashinfer.so (kernels/ports/flashinfer, docs/PORTS.md) from FLASHINFER_DIR (default
 # ./.flashinfer, else ../.flashinfer; carry .flashinfer) into /tmp/build-fi (kept while the machine stays warm), then KERNEL_LIB and PEER point to it.
 # PORT_INSTANCES=bench builds only the benchmark's 7 instantiations (a peer for `bench`, not for sweeps).
@@ -51,7 +51,7 @@ if [ -n "${PREBUILT:-}" ]; then
 else
   B=${B:-/tmp/build-dev}
   log "configure"
-  cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 > "$OUT/configure.log" 2>&1 \
+  cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHS:-90a-real} > "$OUT/configure.log" 2>&1 \
     || { tail -30 "$OUT/configure.log"; exit 1; }
   TARGETS="kernels_tests"
   case " $STEPS " in *run-*|*check-*|*bench*|*golden*|*sanitize*|*profiles*|*faulty*|*ncu*) TARGETS="$TARGETS podcheck";; esac
@@ -72,6 +72,11 @@ for s in $STEPS; do
       log "kernels_tests"
       $KTESTS "~[provenance]" > "$OUT/tests.log" 2>&1; echo "kernels_tests rc=$?" | tee -a "$OUT/summary.txt"
       tail -5 "$OUT/tests.log" | tee -a "$OUT/summary.txt";;
+    wgmma)
+      # the sm_90a building blocks (kernels/tests/test_wgmma.cpp), in a process of their own
+      log "kernels_tests [.wgmma]"
+      $KTESTS "[.wgmma]" > "$OUT/wgmma.log" 2>&1; echo "wgmma rc=$?" | tee -a "$OUT/summary.txt"
+      grep "wgmma probe" "$OUT/wgmma.log" | tee -a "$OUT/summary.txt"; tail -3 "$OUT/wgmma.log" | tee -a "$OUT/summary.txt";;
     sanitize)
       # 6 tier cases: 4 without and 2 with RoPE / ALiBi / soft cap (none of the 16k-KV ones: too slow)
       { grep -v 16384 kernels/tools/golden_ids.txt | grep -v -E 'rope|alibi|cap=' | head -4
