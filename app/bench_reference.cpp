@@ -5,6 +5,7 @@
 // against the machine's read bandwidth. The case's bound is max(flops / dgemm, bytes / bandwidth); the ratio
 // printed last is that bound over the measured time.
 #include "app/bench_reference.hpp"
+#include "app/timing.hpp"
 
 #include "app/errors.hpp"
 #include "app/selfcheck.hpp"
@@ -30,9 +31,7 @@
 namespace podcheck::app {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // OpenBLAS dgemm GFLOP/s for an n^3 product on `threads` threads (best of 3).
 double dgemm_gflops(int n, int threads) {

@@ -342,7 +342,7 @@ std::string options_html(const char* id, const char* label, const std::set<std::
   return out + "</select></label>";
 }
 
-std::string utc_now() {
+std::string utc_minute_now() {
   const std::time_t t = std::time(nullptr);
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
@@ -484,7 +484,7 @@ std::string html_report(const json& report, const HtmlOptions& o) {
   const long n_fail = static_cast<long>(number(summary, "failed"));
   const bool success = summary.value("success", n_fail == 0);
   page += fmt::format("<header><h1>{}</h1><p class=\"sub\">{} case{} &middot; {:.0f} s &middot; generated {} by podcheck",
-                      esc(o.title), cases.size(), cases.size() == 1 ? "" : "s", number(summary, "seconds"), utc_now());
+                      esc(o.title), cases.size(), cases.size() == 1 ? "" : "s", number(summary, "seconds"), utc_minute_now());
   if (summary.contains("merged_from") && summary["merged_from"].is_array())
     page += fmt::format(" &middot; merged from {} reports", summary["merged_from"].size());
   page += "</p></header>\n";

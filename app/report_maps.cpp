@@ -49,10 +49,6 @@ std::string key_of(const std::string& source, const std::string& id, const std::
 
 }  // namespace
 
-std::string tensor_name(SideKind side, TensorKind kind) {
-  return fmt::format("{}_{}", kind == TensorKind::out ? "out" : "lse", side == SideKind::prefill ? "p" : "d");
-}
-
 nlohmann::json case_info(const Case& c) {
   std::set<std::string> f;
   if (c.group_size() > 1) f.insert("gqa");

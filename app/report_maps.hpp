@@ -52,9 +52,6 @@ nlohmann::json heat_maps_json(const std::vector<HeatMap>& maps);
 // Throws std::invalid_argument naming the field that is missing or inconsistent.
 std::vector<HeatMap> heat_maps_from_json(const nlohmann::json& maps);
 
-// "prefill" / "decode" and "out_p" / "lse_d" ...
-std::string tensor_name(SideKind side, validation::TensorKind kind);
-
 // Case attributes and maps of the verdicts of one run, keyed by (source, id, profile), attached to the JSON
 // report when it is written. A map that cannot be computed leaves a note in its place ("heat_maps_note").
 class ReportExtras {

@@ -19,7 +19,7 @@ namespace podcheck::app {
 
 namespace {
 
-std::string utc_now() {
+std::string utc_iso8601_now() {
   const std::time_t t = std::time(nullptr);
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
@@ -50,7 +50,7 @@ Provenance run_provenance(const kernels::GpuModule& gpu, const kernels::KernelRu
   p.kernel_version = kernel.version();
   p.device = gpu.device_description();
   p.driver = gpu.driver_version();
-  p.date = utc_now();
+  p.date = utc_iso8601_now();
   p.source = source;
   return p;
 }

@@ -1,5 +1,6 @@
 // The reference's self-consistency checks (selfcheck.hpp).
 #include "app/selfcheck.hpp"
+#include "app/timing.hpp"
 
 #include "app/errors.hpp"
 #include "app/report.hpp"
@@ -21,8 +22,6 @@ using namespace validation;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // Adds one sampled (row, head) comparison to the side's two reports (output part, LSE part).
 void add_sample(const Case& c, SideKind sk, std::int64_t row, int h, const SideResult& fast, const double* naive_out,

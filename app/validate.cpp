@@ -1,5 +1,6 @@
 // replay, validate and merge as jobs that print (validate.hpp).
 #include "app/validate.hpp"
+#include "app/timing.hpp"
 
 #include "app/errors.hpp"
 #include "app/html_report.hpp"
@@ -18,8 +19,6 @@ namespace podcheck::app {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // Failures again, together, so that they are not lost in a long table; then the summary line.
 int finish(const char* command, const std::vector<CaseResult>& results, const JudgeJobOptions& o,

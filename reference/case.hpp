@@ -134,5 +134,11 @@ void validate_case(const Case& c);
 double effective_logit_scale(const Case& c, const SideParams& p);
 // FlashInfer's default ALiBi slopes for H query heads (SPEC §4.3).
 std::vector<double> default_alibi_slopes(int num_qo_heads);
+// The indptr of n requests of `step` rows (or pages) each: 0, step, 2 step, ..., n step.
+inline std::vector<std::int32_t> uniform_indptr(std::int64_t n, std::int64_t step = 1) {
+  std::vector<std::int32_t> v;
+  for (std::int64_t i = 0; i <= n; ++i) v.push_back(static_cast<std::int32_t>(i * step));
+  return v;
+}
 
 }  // namespace podcheck

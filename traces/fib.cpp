@@ -275,12 +275,6 @@ void check_constraints(const Work& w) {
 
 // ---- the case -------------------------------------------------------------------------------------------------
 
-std::vector<std::int32_t> iota(std::int64_t n, std::int64_t step = 1) {
-  std::vector<std::int32_t> v;
-  for (std::int64_t i = 0; i <= n; ++i) v.push_back(static_cast<std::int32_t>(i * step));
-  return v;
-}
-
 Side paged_side(const Work& w, const std::string& sfx, const std::string& qname, bool has_qo) {
   Side s;
   s.q = w.tensor(qname);
@@ -301,7 +295,7 @@ Side paged_side(const Work& w, const std::string& sfx, const std::string& qname,
     for (std::size_t r = 0; r < R; ++r)
       if (s.kv.pages.indptr[r + 1] == s.kv.pages.indptr[r]) s.kv.pages.last_page_len[r] = 1;
   }
-  s.qo_indptr = has_qo ? w.ints("qo_indptr" + sfx) : iota(static_cast<std::int64_t>(R));
+  s.qo_indptr = has_qo ? w.ints("qo_indptr" + sfx) : uniform_indptr(static_cast<std::int64_t>(R));
   return s;
 }
 

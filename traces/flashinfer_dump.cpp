@@ -337,12 +337,6 @@ DType out_dtype(const Call& c, const char* key, DType fallback) {
   return fallback;
 }
 
-std::vector<std::int32_t> iota(std::int64_t n, std::int64_t step = 1) {
-  std::vector<std::int32_t> v;
-  for (std::int64_t i = 0; i <= n; ++i) v.push_back(static_cast<std::int32_t>(i * step));
-  return v;
-}
-
 void note_ignored(const In& in, Built& b, std::initializer_list<const char*> names, const char* why) {
   std::string s;
   for (const char* n : names)
@@ -417,7 +411,7 @@ Built build_pod(const Call& run, const Args& ra, const Wrapper& w, const DumpImp
   const LayoutChoice lc = wrapper_layout(w, o, ca, ps, hkv, run);
   Side dd;
   dd.q = q_d;
-  dd.qo_indptr = iota(batch);
+  dd.qo_indptr = uniform_indptr(batch);
   std::string kept;
   dd.kv = gather_pages(in, ca, lc.layout, pt, ps, hkv, d, "paged_kv_cache_d", kept);
   SideParams& dp = dd.params;
@@ -711,7 +705,7 @@ Built build_batch_decode(const Call& run, const Args& ra, const Wrapper& w, cons
   Side s;
   s.q = in.tensor("q");
   check_q(in, "q", s.q, batch * qlen, hq, d, by);
-  s.qo_indptr = iota(batch, qlen);
+  s.qo_indptr = uniform_indptr(batch, qlen);
   const CacheArg ca = cache_arg(in, "paged_kv_cache");
   const LayoutChoice lc = wrapper_layout(w, o, ca, ps, hkv, run);
   std::string kept;

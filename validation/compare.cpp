@@ -62,11 +62,11 @@ std::string kv_description(const Case& c, const Side& s, int r, std::int64_t row
   return out;
 }
 
+}  // namespace
+
 std::string tensor_name(SideKind side, TensorKind kind) {
   return std::string(kind == TensorKind::out ? "out_" : "lse_") + (side == SideKind::prefill ? "p" : "d");
 }
-
-}  // namespace
 
 Location locate_element(const Case& c, SideKind side, TensorKind kind, std::int64_t flat) {
   Location loc;

@@ -32,6 +32,9 @@ struct Location {
 
 enum class TensorKind : std::uint8_t { out, lse };
 
+// "out_p", "out_d", "lse_p", "lse_d": the tensor's name in traces, reports and diagnoses
+std::string tensor_name(SideKind side, TensorKind kind);
+
 struct TensorReport {
   std::string name;     // "out_p", "out_d", "lse_p", "lse_d"
   SideKind side = SideKind::prefill;

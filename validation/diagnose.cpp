@@ -206,7 +206,7 @@ std::vector<Finding> diagnose(const DiagnosisInput& in) {
           if (!ok) all = false;
           if (ok && was_failing) {
             some = true;
-            fixed.push_back(std::string(tk == TensorKind::out ? "out_" : "lse_") + (sk == SideKind::prefill ? "p" : "d"));
+            fixed.push_back(tensor_name(sk, tk));
           }
         }
       }

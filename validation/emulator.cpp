@@ -14,9 +14,9 @@ namespace podcheck::validation {
 
 namespace {
 
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+constexpr float kNegInfF = -std::numeric_limits<float>::infinity();
 constexpr float kLog2e = 1.4426950408889634f;
-constexpr float kLn2 = 0.6931471805599453f;
+constexpr float kLn2F = 0.6931471805599453f;
 
 std::uint32_t fbits(float x) {
   std::uint32_t b;
@@ -171,20 +171,20 @@ void emulate_row(const SideSetup& st, int r, std::int64_t i, std::int64_t Q, std
   std::vector<float> part_lse;
   if (nchunks > 1) {
     part_o.assign(static_cast<std::size_t>(nchunks) * D, 0.0f);
-    part_lse.assign(nchunks, kNegInf);
+    part_lse.assign(nchunks, kNegInfF);
   }
   const float slope = st.alibi ? st.slopes[h] : 0.0f;
   const std::int64_t ipos = i;
-  float final_lse = kNegInf;
+  float final_lse = kNegInfF;
   for (std::int64_t ch = 0; ch < nchunks; ++ch) {
     const std::int64_t j0 = ch * chunk, j1 = std::min(L, j0 + chunk);
-    float m = kNegInf, d = 0.0f;
+    float m = kNegInfF, d = 0.0f;
     std::fill(o.begin(), o.end(), 0.0f);
     for (std::int64_t t0 = j0; t0 < j1; t0 += kEmuTileKv) {
       const std::int64_t t1 = std::min(j1, t0 + kEmuTileKv);
-      float mt = kNegInf;
+      float mt = kNegInfF;
       for (std::int64_t j = t0; j < t1; ++j) {
-        float v = kNegInf;
+        float v = kNegInfF;
         if (visible(st, r, i, j, Q, L)) {
           const float x = dot(q, K + j * D, D);
           if (!st.alibi && st.cap == 0.0f) {
@@ -202,13 +202,13 @@ void emulate_row(const SideSetup& st, int r, std::int64_t i, std::int64_t Q, std
         s2[j - t0] = v;
         mt = std::max(mt, v);
       }
-      if (mt == kNegInf) continue;
+      if (mt == kNegInfF) continue;
       const float m_new = std::max(m, mt);
-      const float scale = m == kNegInf ? 0.0f : std::exp2(m - m_new);
+      const float scale = m == kNegInfF ? 0.0f : std::exp2(m - m_new);
       d *= scale;
       for (int k = 0; k < D; ++k) o[k] *= scale;
       for (std::int64_t j = t0; j < t1; ++j) {
-        if (s2[j - t0] == kNegInf) continue;
+        if (s2[j - t0] == kNegInfF) continue;
         const float p = round_float_to(st.tq, std::exp2(s2[j - t0] - m_new));
         d += p;
         const float* vj = V + j * D;
@@ -216,8 +216,8 @@ void emulate_row(const SideSetup& st, int r, std::int64_t i, std::int64_t Q, std
       }
       m = m_new;
     }
-    const float lse = (m == kNegInf || d == 0.0f) ? kNegInf : m + std::log2(d);
-    const float rcp = lse == kNegInf ? 0.0f : 1.0f / d;
+    const float lse = (m == kNegInfF || d == 0.0f) ? kNegInfF : m + std::log2(d);
+    const float rcp = lse == kNegInfF ? 0.0f : 1.0f / d;
     if (nchunks == 1) {
       for (int k = 0; k < D; ++k) merged[k] = o[k] * rcp;
       final_lse = lse;
@@ -227,16 +227,16 @@ void emulate_row(const SideSetup& st, int r, std::int64_t i, std::int64_t Q, std
     }
   }
   if (nchunks > 1) {
-    float smax = kNegInf;
+    float smax = kNegInfF;
     for (float s : part_lse) smax = std::max(smax, s);
-    if (smax == kNegInf) {
+    if (smax == kNegInfF) {
       std::fill(merged.begin(), merged.end(), 0.0f);
-      final_lse = kNegInf;
+      final_lse = kNegInfF;
     } else {
       float wsum = 0.0f;
       std::fill(merged.begin(), merged.end(), 0.0f);
       for (std::int64_t ch = 0; ch < nchunks; ++ch) {
-        if (part_lse[ch] == kNegInf) continue;
+        if (part_lse[ch] == kNegInfF) continue;
         const float w = std::exp2(part_lse[ch] - smax);
         wsum += w;
         for (int k = 0; k < D; ++k) merged[k] += w * part_o[ch * D + k];
@@ -250,7 +250,7 @@ void emulate_row(const SideSetup& st, int r, std::int64_t i, std::int64_t Q, std
     if (st.v_scale != 1.0f) v = round_float_to(st.to, v * st.v_scale);
     out[k] = v;
   }
-  if (final_lse != kNegInf && st.c.lse_base == LseBase::base_e) final_lse *= kLn2;
+  if (final_lse != kNegInfF && st.c.lse_base == LseBase::base_e) final_lse *= kLn2F;
   lse_out = final_lse;
 }
 

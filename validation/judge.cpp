@@ -188,7 +188,7 @@ CaseResult judge(const Case& c, const KernelOutputs& observed, const RunRecord& 
         const auto& ob = tk == TensorKind::out ? observed.out(sk) : observed.lse(sk);
         if (ob) {
           TensorReport t;
-          t.name = std::string(tk == TensorKind::out ? "out_" : "lse_") + (sk == SideKind::prefill ? "p" : "d");
+          t.name = tensor_name(sk, tk);
           t.side = sk;
           t.kind = tk;
           t.shape_ok = false;

@@ -18,10 +18,6 @@ namespace {
 constexpr double kLn2 = 0.69314718055994530942;
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
-std::string tensor_name(SideKind s, TensorKind k) {
-  return std::string(k == TensorKind::out ? "out_" : "lse_") + (s == SideKind::prefill ? "p" : "d");
-}
-
 // Visible keys of a row as [lo, hi) from its first to its last visible key (lo >= hi: none). A custom mask is
 // scanned key by key; the other modes are intervals.
 struct Span {

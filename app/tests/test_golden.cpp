@@ -30,7 +30,7 @@ void require_golden() {
   if (!std::filesystem::exists(kPod1)) PODCHECK_SKIP("traces/golden/flashinfer not present in this checkout");
 }
 
-CaseResult run(const Case& c, const KernelOutputs& o, Profile p = Profile::intended) {
+CaseResult judged(const Case& c, const KernelOutputs& o, Profile p = Profile::intended) {
   JudgeOptions jo;
   jo.profile = p;
   return judge(c, o, RunRecord{}, jo);
@@ -75,7 +75,7 @@ TEST_CASE("golden GQA-32 defect: incorrect, never-written heads 16-31 named, und
   require_golden();
   const Trace t = read_trace(kPod3, "fi_pod_defect_f16_h128_q64k64_causal_g32_B17");
   for (Profile p : {Profile::intended, Profile::flashinfer, Profile::flashinfer_pod}) {
-    const CaseResult r = run(t.kase, t.observed, p);
+    const CaseResult r = judged(t.kase, t.observed, p);
     CAPTURE(text(r));
     CHECK(r.status == Status::incorrect);
     CHECK(mentions(r, "never written"));
@@ -88,18 +88,18 @@ TEST_CASE("golden GQA-32 defect: incorrect, never-written heads 16-31 named, und
   }
   // Group 16 is handled: the probe passes.
   const Trace probe = read_trace(kPod3, "fi_pod_probe_f16_h128_q33k77_g16_B17");
-  CHECK(run(probe.kase, probe.observed).status == Status::passed);
+  CHECK(judged(probe.kase, probe.observed).status == Status::passed);
 }
 
 TEST_CASE("golden ALiBi + soft cap: incorrect under intended (sm_scale applied twice), passes under flashinfer",
           "[app][golden]") {
   require_golden();
   const Trace t = read_trace(kFeatures, "fi_prefill_f16_h128_alibi_softcap30_causal_q37k100_gqa4");
-  const CaseResult intended = run(t.kase, t.observed, Profile::intended);
+  const CaseResult intended = judged(t.kase, t.observed, Profile::intended);
   CAPTURE(text(intended));
   CHECK(intended.status == Status::incorrect);
   CHECK(mentions(intended, "sm_scale applied twice"));
-  const CaseResult fi = run(t.kase, t.observed, Profile::flashinfer);
+  const CaseResult fi = judged(t.kase, t.observed, Profile::flashinfer);
   CAPTURE(text(fi));
   CHECK(fi.status == Status::passed);
 }
@@ -111,10 +111,10 @@ TEST_CASE("golden POD case asking for options POD ignores: judged per profile", 
     Case asked = good.kase;
     asked.prefill->params.pos_encoding = PosEncoding::rope_llama;
     asked.decode->params.pos_encoding = PosEncoding::rope_llama;
-    const CaseResult pod = run(asked, good.observed, Profile::flashinfer_pod);
+    const CaseResult pod = judged(asked, good.observed, Profile::flashinfer_pod);
     CAPTURE(text(pod));
     CHECK(pod.status == Status::passed);
-    const CaseResult intended = run(asked, good.observed, Profile::intended);
+    const CaseResult intended = judged(asked, good.observed, Profile::intended);
     CAPTURE(text(intended));
     CHECK(intended.status == Status::incorrect);
     CHECK(mentions(intended, "prefill: RoPE not applied"));
@@ -123,8 +123,8 @@ TEST_CASE("golden POD case asking for options POD ignores: judged per profile", 
   SECTION("soft cap on the prefill side") {
     Case asked = good.kase;
     asked.prefill->params.logits_soft_cap = 2.0;
-    CHECK(run(asked, good.observed, Profile::flashinfer_pod).status == Status::passed);
-    const CaseResult intended = run(asked, good.observed, Profile::intended);
+    CHECK(judged(asked, good.observed, Profile::flashinfer_pod).status == Status::passed);
+    const CaseResult intended = judged(asked, good.observed, Profile::intended);
     CAPTURE(text(intended));
     CHECK(intended.status == Status::incorrect);
     CHECK(mentions(intended, "prefill: soft cap not applied"));
@@ -141,8 +141,8 @@ TEST_CASE("golden POD case asking for options POD ignores: judged per profile", 
       d.params.custom_mask.insert(d.params.custom_mask.end(), bytes.begin(), bytes.end());
       d.params.custom_mask_indptr.push_back(static_cast<std::int64_t>(d.params.custom_mask.size()));
     }
-    CHECK(run(asked, good.observed, Profile::flashinfer_pod).status == Status::passed);
-    const CaseResult intended = run(asked, good.observed, Profile::intended);
+    CHECK(judged(asked, good.observed, Profile::flashinfer_pod).status == Status::passed);
+    const CaseResult intended = judged(asked, good.observed, Profile::intended);
     CAPTURE(text(intended));
     CHECK(intended.status == Status::incorrect);
     CHECK(mentions(intended, "decode: custom mask ignored"));
@@ -152,7 +152,7 @@ TEST_CASE("golden POD case asking for options POD ignores: judged per profile", 
     asked.prefill->params.pos_encoding = PosEncoding::rope_llama;
     KernelOutputs obs = good.observed;
     obs.out_p->set_bits(5, kPoisonF16);
-    const CaseResult pod = run(asked, obs, Profile::flashinfer_pod);
+    const CaseResult pod = judged(asked, obs, Profile::flashinfer_pod);
     CHECK(pod.status == Status::incorrect);
     CHECK(tensor(pod, "out_p").unwritten == 1);
   }
@@ -163,13 +163,13 @@ TEST_CASE("faults planted in a good golden trace: verdict and location", "[app][
   const Trace good = read_trace(kPod1, kGoodId);
   const Case& c = good.kase;
   const int H = c.num_qo_heads, D = c.head_dim;
-  REQUIRE(run(c, good.observed).status == Status::passed);
+  REQUIRE(judged(c, good.observed).status == Status::passed);
 
   SECTION("one element off") {
     KernelOutputs o = good.observed;
     const std::int64_t k = testhelp::out_index(c, 4, 3, 77);  // prefill row 4, head 3, dim 77
     o.out_p->set(k, o.out_p->get(k) + 0.03);
-    const CaseResult r = run(c, o);
+    const CaseResult r = judged(c, o);
     CAPTURE(text(r));
     CHECK(r.status == Status::incorrect);
     const auto& t = tensor(r, "out_p");
@@ -186,7 +186,7 @@ TEST_CASE("faults planted in a good golden trace: verdict and location", "[app][
         const auto k = testhelp::out_index(c, row, 5, d);
         o.out_d->set(k, o.out_d->get(k) * 0.9);
       }
-    const CaseResult r = run(c, o);
+    const CaseResult r = judged(c, o);
     CAPTURE(text(r));
     CHECK(r.status == Status::incorrect);
     CHECK(tensor(r, "out_d").worst->head == 5);
@@ -197,7 +197,7 @@ TEST_CASE("faults planted in a good golden trace: verdict and location", "[app][
     const Trace t2 = read_trace(kPod1, "fi_pod_f16_h128_q7k33_causal_gqa7_B17_ps5");
     const Case& c2 = t2.kase;
     const int H2 = c2.num_qo_heads, D2 = c2.head_dim;
-    REQUIRE(run(c2, t2.observed).status == Status::passed);
+    REQUIRE(judged(c2, t2.observed).status == Status::passed);
     const auto& pt = c2.decode->kv.pages;
     int req = -1;
     for (int r = 0; r < c2.decode->num_requests() && req < 0; ++r)
@@ -212,7 +212,7 @@ TEST_CASE("faults planted in a good golden trace: verdict and location", "[app][
       for (int d = 0; d < D2; ++d) o.out_d->set((req * H2 + h) * D2 + d, wrong.out_d->get((req * H2 + h) * D2 + d));
       o.lse_d->set(req * H2 + h, wrong.lse_d->get(req * H2 + h));
     }
-    const CaseResult r = run(c2, o);
+    const CaseResult r = judged(c2, o);
     CAPTURE(text(r), req);
     CHECK(r.status == Status::incorrect);
     REQUIRE(tensor(r, "out_d").worst);
@@ -224,7 +224,7 @@ TEST_CASE("faults planted in a good golden trace: verdict and location", "[app][
     KernelOutputs o = good.observed;
     for (auto* l : {&*o.lse_p, &*o.lse_d})
       for (std::int64_t i = 0; i < l->numel(); ++i) l->set(i, l->get(i) * std::log(2.0));
-    const CaseResult r = run(c, o);
+    const CaseResult r = judged(c, o);
     CAPTURE(text(r));
     CHECK(r.status == Status::incorrect);
     CHECK(tensor(r, "out_p").passed());
@@ -236,19 +236,19 @@ TEST_CASE("faults planted in a good golden trace: verdict and location", "[app][
     scaled.decode->params.v_scale = 0.5;  // the kernel's output times 0.5 is the right answer (exact in fp16)
     KernelOutputs o = good.observed;
     for (std::int64_t i = 0; i < o.out_d->numel(); ++i) o.out_d->set(i, o.out_d->get(i) * 0.25);
-    const CaseResult r = run(scaled, o);
+    const CaseResult r = judged(scaled, o);
     CAPTURE(text(r));
     CHECK(r.status == Status::incorrect);
     CHECK(mentions(r, "decode: v_scale applied twice"));
     KernelOutputs once = good.observed;
     for (std::int64_t i = 0; i < once.out_d->numel(); ++i) once.out_d->set(i, once.out_d->get(i) * 0.5);
-    CHECK(run(scaled, once).status == Status::passed);
+    CHECK(judged(scaled, once).status == Status::passed);
   }
   SECTION("a computed NaN and an unwritten element") {
     KernelOutputs o = good.observed;
     o.out_d->set_bits(testhelp::out_index(c, 9, 2, 1), 0x7E00u);
     o.lse_p->set_bits(6 * H + 7, kPoisonF32);
-    const CaseResult r = run(c, o);
+    const CaseResult r = judged(c, o);
     CAPTURE(text(r));
     CHECK(r.status == Status::incorrect);
     CHECK(tensor(r, "out_d").nan == 1);
@@ -265,7 +265,7 @@ TEST_CASE("faults planted in a good golden trace: verdict and location", "[app][
       for (int d = 0; d < D; ++d) o.out_d->set_bits((11 * H + h) * D + d, kPoisonF16);
       o.lse_d->set_bits(11 * H + h, kPoisonF32);
     }
-    const CaseResult r = run(c, o);
+    const CaseResult r = judged(c, o);
     CAPTURE(text(r));
     CHECK(r.status == Status::incorrect);
     CHECK(mentions(r, "out_d request(s) 11 entirely (whole request missing)"));

@@ -15,7 +15,7 @@ TEST_CASE("bench mixes are canonical case ids with the advertised shapes", "[ker
   REQUIRE(mixes.size() == 5);
   for (const auto& m : mixes) {
     INFO(m.name << ": " << m.id);
-    const CaseSpec s = parse_case_id(m.id);  // throws on a non-canonical spelling
+    const podcheck::CaseSpec s = parse_case_id(m.id);  // throws on a non-canonical spelling
     CHECK(case_id(s) == m.id);
     CHECK(spec_problem(s).empty());
     CHECK(s.dtype_q == DType::bfloat16);
@@ -31,7 +31,7 @@ TEST_CASE("bench mixes are canonical case ids with the advertised shapes", "[ker
   };
   const Shape abc[] = {{2048, 2048, 128, 2048}, {1024, 8192, 64, 4096}, {512, 4096, 256, 1024}};
   for (int i = 0; i < 3; ++i) {
-    const CaseSpec s = parse_case_id(mixes[i].id);
+    const podcheck::CaseSpec s = parse_case_id(mixes[i].id);
     CHECK(s.kind == CaseKind::pod);
     CHECK(s.h_qo == 32);
     CHECK(s.h_kv == 8);
@@ -42,7 +42,7 @@ TEST_CASE("bench mixes are canonical case ids with the advertised shapes", "[ker
   }
   CHECK(parse_case_id(mixes[3].id).kind == CaseKind::bpod);
   CHECK(parse_case_id(mixes[3].id).qo_p.size() > 1);
-  const CaseSpec g8 = parse_case_id(mixes[4].id);
+  const podcheck::CaseSpec g8 = parse_case_id(mixes[4].id);
   CHECK(g8.h_qo / g8.h_kv == 8);
   CHECK(g8.bs_d * g8.kv_d > 64 * g8.qo_p[0]);  // decode-heavy: more decode KV tokens than prefill rows x 64
 }
@@ -50,7 +50,7 @@ TEST_CASE("bench mixes are canonical case ids with the advertised shapes", "[ker
 TEST_CASE("serving mixes are canonical POD case ids with the advertised shapes", "[kernels][host][bench]") {
   const auto& mixes = kernels::bench_serving_mixes();
   REQUIRE(mixes.size() == 4);
-  std::vector<CaseSpec> s;
+  std::vector<podcheck::CaseSpec> s;
   for (const auto& m : mixes) {
     INFO(m.name << ": " << m.id);
     s.push_back(parse_case_id(m.id));
@@ -70,7 +70,7 @@ TEST_CASE("serving mixes are canonical POD case ids with the advertised shapes",
   CHECK(s[1].qo_p == std::vector<int>{4096});
   CHECK(s[1].bs_d * s[1].kv_d < s[1].qo_p[0] * 16);
   // mix A with fp8 e4m3 KV, and with page size 1: otherwise A's shape
-  const CaseSpec a = parse_case_id(kernels::bench_mixes()[0].id);
+  const podcheck::CaseSpec a = parse_case_id(kernels::bench_mixes()[0].id);
   CHECK(s[2].dtype_kv == DType::float8_e4m3fn);
   CHECK(s[3].page_size == 1);
   for (int i : {2, 3}) {

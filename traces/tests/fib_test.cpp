@@ -18,6 +18,9 @@
 
 using namespace podcheck;
 using podcheck::test::TempDir;
+using podcheck::test::contains;
+using podcheck::test::slurp_file;
+using podcheck::test::write_file;
 namespace fs = std::filesystem;
 
 namespace {
@@ -39,21 +42,12 @@ std::string error_of(const std::string& dir) {
   return "";
 }
 
-bool has(const std::string& s, const std::string& p) { return s.find(p) != std::string::npos; }
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-void write(const fs::path& p, const std::string& t) { std::ofstream(p, std::ios::trunc) << t; }
 void replace_in(const fs::path& p, const std::string& a, const std::string& b) {
-  std::string s = read(p);
+  std::string s = slurp_file(p);
   auto at = s.find(a);
   REQUIRE(at != std::string::npos);
   s.replace(at, a.size(), b);
-  write(p, s);
+  write_file(p, s);
 }
 
 }  // namespace
@@ -115,37 +109,37 @@ TEST_CASE("fib: bad datasets are refused naming the file, the workload and the i
   SECTION("a constraint that does not hold") {
     replace_in(pre, R"("total_q": 34)", R"("total_q": 35)");
     std::string e = error_of(ds.string());
-    CHECK(has(e, "gqa_paged_prefill_causal_h32_kv8_d128_ps1.jsonl', line 1, workload 'fc772d69-9b89-4dd5-b125-76b9cc673c85'"));
-    CHECK(has(e, "constraint 'total_q == qo_indptr[-1].item()' does not hold (35 == 34)"));
+    CHECK(contains(e, "gqa_paged_prefill_causal_h32_kv8_d128_ps1.jsonl', line 1, workload 'fc772d69-9b89-4dd5-b125-76b9cc673c85'"));
+    CHECK(contains(e, "constraint 'total_q == qo_indptr[-1].item()' does not hold (35 == 34)"));
   }
   SECTION("a missing blob") {
     fs::remove_all(ds / "blob/workloads/gqa_paged/gqa_paged_decode_h32_kv8_d128_ps1");
     std::string e = error_of(ds.string());
-    CHECK(has(e, "gqa_paged_decode_h32_kv8_d128_ps1.jsonl', line 1, workload 'be0e9c07-d051-424b-ad4b-eac7cadf8a8e'"));
-    CHECK(has(e, "input 'kv_indices': safetensors file '" + (ds / "blob/workloads/gqa_paged").string()));
-    CHECK(has(e, "not a regular file"));
+    CHECK(contains(e, "gqa_paged_decode_h32_kv8_d128_ps1.jsonl', line 1, workload 'be0e9c07-d051-424b-ad4b-eac7cadf8a8e'"));
+    CHECK(contains(e, "input 'kv_indices': safetensors file '" + (ds / "blob/workloads/gqa_paged").string()));
+    CHECK(contains(e, "not a regular file"));
   }
   SECTION("a blob of the wrong shape") {
     replace_in(dec, R"("num_kv_indices": 10)", R"("num_kv_indices": 9)");
-    CHECK(has(error_of(ds.string()), "input 'kv_indices' (file './blob/workloads/gqa_paged/gqa_paged_decode_h32_kv8_d128_ps1/"));
-    CHECK(has(error_of(ds.string()), "shape [10] where the axes give [9]"));
+    CHECK(contains(error_of(ds.string()), "input 'kv_indices' (file './blob/workloads/gqa_paged/gqa_paged_decode_h32_kv8_d128_ps1/"));
+    CHECK(contains(error_of(ds.string()), "shape [10] where the axes give [9]"));
   }
   SECTION("an axis the definition does not have") {
     replace_in(dec, R"("batch_size": 1,)", R"("batch_size": 1, "page_size": 1,)");
-    CHECK(has(error_of(ds.string()), "axis 'page_size' is not a var axis of the definition (it is const)"));
+    CHECK(contains(error_of(ds.string()), "axis 'page_size' is not a var axis of the definition (it is const)"));
   }
   SECTION("random index arrays") {
-    std::string s = read(dec);
+    std::string s = slurp_file(dec);
     auto at = s.find(R"("kv_indptr": {"type": "safetensors")");
     REQUIRE(at != std::string::npos);
     auto end = s.find('}', at);
     s.replace(at, end - at + 1, R"("kv_indptr": {"type": "random"})");
-    write(dec, s);
-    CHECK(has(error_of(ds.string()), "input 'kv_indptr' is of type random: podcheck cannot make up index arrays"));
+    write_file(dec, s);
+    CHECK(contains(error_of(ds.string()), "input 'kv_indptr' is of type random: podcheck cannot make up index arrays"));
   }
   SECTION("a definition whose inputs are not the ones podcheck maps") {
     replace_in(ds / "definitions/gqa_paged/gqa_paged_decode_h32_kv8_d128_ps1.json", R"("kv_indices": {)", R"("kv_pages": {)");
-    CHECK(has(error_of(ds.string()), "input 'kv_indices' expected"));
+    CHECK(contains(error_of(ds.string()), "input 'kv_indices' expected"));
   }
 }
 
@@ -234,11 +228,11 @@ TEST_CASE("fib: cases no flashinfer-bench definition expresses are refused by na
   Case c = make_case("decode_f16_h32kv4d128_ps1_nhd(bs_d=1,kv_d=15,seed=0)");
   CHECK(refusal(c).empty());
   c.decode->params.pos_encoding = PosEncoding::rope_llama;
-  CHECK(has(refusal(c), "decode: pos encoding ROPE_LLAMA"));
+  CHECK(contains(refusal(c), "decode: pos encoding ROPE_LLAMA"));
   c.decode->params.pos_encoding = PosEncoding::none;
   c.decode->params.window_left = 3;
-  CHECK(has(refusal(c), "window_left 3"));
+  CHECK(contains(refusal(c), "window_left 3"));
   c.decode->params.window_left = -1;
   c.lse_base = LseBase::base_e;
-  CHECK(has(refusal(c), "LSE base e"));
+  CHECK(contains(refusal(c), "LSE base e"));
 }

@@ -6,6 +6,7 @@
 #include "fixtures/case_digest.hpp"
 #include "fixtures/fixture_io.hpp"
 #include "fixtures/tests/format_test_util.hpp"
+#include "traces/tests/trace_test_util.hpp"
 #include "testing/catch.hpp"
 #include "traces/flashinfer_dump.hpp"
 #include "traces/trace_io.hpp"
@@ -23,6 +24,10 @@
 
 using namespace podcheck;
 using podcheck::test::TempDir;
+using podcheck::test::contains;
+using podcheck::test::slurp_file;
+using podcheck::test::traces_by_id;
+using podcheck::test::write_file;
 namespace fs = std::filesystem;
 
 namespace {
@@ -42,12 +47,6 @@ struct Dumps {
   }
 };
 
-std::map<std::string, Trace> by_id(std::vector<Trace> ts) {
-  std::map<std::string, Trace> m;
-  for (auto& t : ts) m.emplace(t.kase.id, std::move(t));
-  return m;
-}
-
 validation::CaseResult judged(const Trace& t) {
   validation::JudgeOptions o;
   return validation::judge(t.kase, t.observed, t.run, o);
@@ -62,20 +61,11 @@ std::string error_of(const std::vector<std::string>& dirs, const DumpImportOptio
   return "";
 }
 
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-void write(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary | std::ios::trunc) << text; }
 
 // Rewrites the last record of a metadata.jsonl.
 template <class F>
 void edit_record(const fs::path& folder, F&& f) {
-  std::istringstream in(read(folder / "metadata.jsonl"));
+  std::istringstream in(slurp_file(folder / "metadata.jsonl"));
   std::vector<std::string> lines;
   for (std::string l; std::getline(in, l);)
     if (!l.empty()) lines.push_back(l);
@@ -84,7 +74,7 @@ void edit_record(const fs::path& folder, F&& f) {
   lines.back() = j.dump();
   std::string out;
   for (auto& l : lines) out += l + "\n";
-  write(folder / "metadata.jsonl", out);
+  write_file(folder / "metadata.jsonl", out);
 }
 
 }  // namespace
@@ -93,7 +83,7 @@ TEST_CASE("FlashInfer dumps: POD runs and standalone prefills, options as FlashI
   Dumps d;
   DumpImportResult r = import_flashinfer_dump({d.root("pod_session")});
   REQUIRE(r.traces.size() == 5);
-  auto m = by_id(r.traces);
+  auto m = traces_by_id(r.traces);
   const Trace& l0 = m.at("fi_dump_PODWithPagedKVCacheWrapper.run_call0001");
   const Case& c = l0.kase;
   CHECK(c.kind() == "single");
@@ -115,7 +105,7 @@ TEST_CASE("FlashInfer dumps: POD runs and standalone prefills, options as FlashI
   CHECK_FALSE(l0.observed.lse_p.has_value());  // single POD never returns LSE
   CHECK(l0.provenance.kernel_name == "flashinfer-pod");
   CHECK(l0.provenance.scheduling.at("fi_dump.pages") == "paged_kv_cache_d: 6 of 12 pages kept");
-  CHECK(has(l0.provenance.scheduling.at("fi_dump.layout_source"), "__init__"));
+  CHECK(contains(l0.provenance.scheduling.at("fi_dump.layout_source"), "__init__"));
   auto info = dump_call_info(l0);
   REQUIRE(info);
   CHECK(info->function == "PODWithPagedKVCacheWrapper.run");
@@ -124,7 +114,7 @@ TEST_CASE("FlashInfer dumps: POD runs and standalone prefills, options as FlashI
   CHECK(info->wrapper == 0);
   CHECK(info->layer == 0);
   CHECK(info->order == 2);  // __init__, plan, run
-  CHECK(has(info->plan, "PODWithPagedKVCacheWrapper.plan_call0001"));
+  CHECK(contains(info->plan, "PODWithPagedKVCacheWrapper.plan_call0001"));
   CHECK(info->versions == "flashinfer=<unavailable>, python=3.12.3, torch=2.11.0+cu130");
   CHECK(l0.provenance.date == "2026-01-02T10:30:00.021");
 
@@ -133,7 +123,7 @@ TEST_CASE("FlashInfer dumps: POD runs and standalone prefills, options as FlashI
   CHECK(*c1.decode->params.sm_scale == static_cast<double>(static_cast<float>(0.25 * 0.5 * 3.0)));
   CHECK(c1.decode->params.v_scale == 0.75);
   CHECK(c1.prefill->params.q_scale == 1.0);
-  CHECK(has(m.at("fi_dump_PODWithPagedKVCacheWrapper.run_call0002").provenance.scheduling.at("fi_dump.ignored_by_flashinfer"),
+  CHECK(contains(m.at("fi_dump_PODWithPagedKVCacheWrapper.run_call0002").provenance.scheduling.at("fi_dump.ignored_by_flashinfer"),
             "sm_scale_d"));
   CHECK(dump_call_info(m.at("fi_dump_PODWithPagedKVCacheWrapper.run_call0002"))->layer == 1);
   const Case& c2 = m.at("fi_dump_PODWithPagedKVCacheWrapper.run_call0003").kase;
@@ -163,24 +153,24 @@ TEST_CASE("FlashInfer dumps: POD runs and standalone prefills, options as FlashI
     if (!e.is_directory()) continue;
     DumpFolderInMemory f;
     f.name = e.path().filename().string();
-    f.metadata_jsonl = read(e.path() / "metadata.jsonl");
+    f.metadata_jsonl = slurp_file(e.path() / "metadata.jsonl");
     auto bytes = [&](const char* n) -> std::optional<std::vector<std::uint8_t>> {
       if (!fs::exists(e.path() / n)) return std::nullopt;
-      std::string s = read(e.path() / n);
+      std::string s = slurp_file(e.path() / n);
       return std::vector<std::uint8_t>(s.begin(), s.end());
     };
     f.inputs = bytes("inputs.safetensors");
     f.outputs = bytes("outputs.safetensors");
     mem.push_back(std::move(f));
   }
-  auto rm = by_id(import_flashinfer_dump_memory("pod_session", read(d.tmp.dir / "pod_session" / "session.jsonl"), mem).traces);
+  auto rm = traces_by_id(import_flashinfer_dump_memory("pod_session", slurp_file(d.tmp.dir / "pod_session" / "session.jsonl"), mem).traces);
   REQUIRE(rm.size() == 5);
   for (const auto& [id, t] : m) CHECK(case_digest(rm.at(id).kase) == case_digest(t.kase));
 }
 
 TEST_CASE("FlashInfer dumps: a serving stack's prefill and decode wrappers without __init__", "[traces][dump][python]") {
   Dumps d;
-  auto m = by_id(import_flashinfer_dump({d.root("serving")}).traces);
+  auto m = traces_by_id(import_flashinfer_dump({d.root("serving")}).traces);
   REQUIRE(m.size() == 4);
   const Trace& p1 = m.at("fi_dump_BatchPrefillWithPagedKVCacheWrapper.run_call0002");
   const Case& p = p1.kase;
@@ -190,7 +180,7 @@ TEST_CASE("FlashInfer dumps: a serving stack's prefill and decode wrappers witho
   CHECK(*p.prefill->params.sm_scale == static_cast<double>(0.2f));
   CHECK(p.prefill->params.v_scale == 0.5);
   CHECK(p.prefill->kv.layout == Layout::NHD);
-  CHECK(has(p1.provenance.scheduling.at("fi_dump.layout_source"), "cache shape"));
+  CHECK(contains(p1.provenance.scheduling.at("fi_dump.layout_source"), "cache shape"));
   CHECK(p1.observed.lse_p.has_value());
   CHECK(dump_call_info(p1)->layer == 1);
   const Trace& d0 = m.at("fi_dump_BatchDecodeWithPagedKVCacheWrapper.run_call0001");
@@ -209,7 +199,7 @@ TEST_CASE("FlashInfer dumps: a serving stack's prefill and decode wrappers witho
 
 TEST_CASE("FlashInfer dumps: BatchPOD, every option from plan, LSE nested as the code returns it", "[traces][dump][python]") {
   Dumps d;
-  auto m = by_id(import_flashinfer_dump({d.root("batch_pod")}).traces);
+  auto m = traces_by_id(import_flashinfer_dump({d.root("batch_pod")}).traces);
   REQUIRE(m.size() == 2);
   const Trace& r1 = m.at("fi_dump_BatchPODWithPagedKVCacheWrapper.run_call0001");
   const Case& c = r1.kase;
@@ -237,7 +227,7 @@ TEST_CASE("FlashInfer dumps: BatchPOD, every option from plan, LSE nested as the
 
 TEST_CASE("FlashInfer dumps: CUDA-graph flushes, each replay paired with the plan before it", "[traces][dump][python]") {
   Dumps d;
-  auto m = by_id(import_flashinfer_dump({d.root("graph")}).traces);
+  auto m = traces_by_id(import_flashinfer_dump({d.root("graph")}).traces);
   REQUIRE(m.size() == 3);
   const Trace& f1 = m.at("fi_dump_BatchDecodeWithPagedKVCacheWrapper.run_call0002_flush0001");
   const Trace& f2 = m.at("fi_dump_BatchDecodeWithPagedKVCacheWrapper.run_call0002_flush0002");
@@ -245,7 +235,7 @@ TEST_CASE("FlashInfer dumps: CUDA-graph flushes, each replay paired with the pla
   CHECK(f1.kase.decode->kv_len(1) == 3);
   CHECK(f2.kase.decode->kv_len(1) == 1);  // plan 2 (last_page_len [4, 1]) came before the second replay
   CHECK(dump_call_info(f2)->flush == 2);
-  CHECK(has(dump_call_info(f2)->plan, "plan_call0002"));
+  CHECK(contains(dump_call_info(f2)->plan, "plan_call0002"));
   for (const auto& [id, t] : m) {
     CAPTURE(id);
     CHECK(judged(t).status == validation::Status::passed);
@@ -301,14 +291,14 @@ TEST_CASE("FlashInfer dumps: one wrong head in one layer fails at that call, lay
   CHECK(s.wrappers[0].calls.size() == 3);
   auto lines = format_dump_summary(s);
   REQUIRE(lines.size() == 3);
-  CHECK(has(lines[0], "first failing call: #3 PODWithPagedKVCacheWrapper.run call 2 (wrapper 0, layer 1): out_d worst at"));
-  CHECK(has(lines[0], "head 2"));
-  CHECK(has(lines[1], "layer 0 [OK] layer 1 [FAIL] layer 2 [OK]"));
+  CHECK(contains(lines[0], "first failing call: #3 PODWithPagedKVCacheWrapper.run call 2 (wrapper 0, layer 1): out_d worst at"));
+  CHECK(contains(lines[0], "head 2"));
+  CHECK(contains(lines[1], "layer 0 [OK] layer 1 [FAIL] layer 2 [OK]"));
 }
 
 TEST_CASE("FlashInfer dumps: the layout comes from __init__, --kv-layout or the shape, and the case says which", "[traces][dump][python]") {
   Dumps d;
-  CHECK(has(error_of({d.root("ambiguous")}), "page_size = num_kv_heads = 2, so its shape does not tell NHD from HND; pass --kv-layout"));
+  CHECK(contains(error_of({d.root("ambiguous")}), "page_size = num_kv_heads = 2, so its shape does not tell NHD from HND; pass --kv-layout"));
   DumpImportOptions o;
   o.kv_layout = Layout::HND;
   auto ts = import_flashinfer_dump({d.root("ambiguous")}, o).traces;
@@ -330,63 +320,63 @@ TEST_CASE("FlashInfer dumps: bad dumps are refused naming the folder, the file a
 
   SECTION("pt dumps") {
     std::string e = error_of({d.root("pt_dump")});
-    CHECK(has(e, "inputs.pt / outputs.pt (torch.save format)"));
-    CHECK(has(e, "FLASHINFER_DUMP_SAFETENSORS=1"));
-    CHECK(has(e, "traces/tools/pt_to_safetensors.py"));
+    CHECK(contains(e, "inputs.pt / outputs.pt (torch.save format)"));
+    CHECK(contains(e, "FLASHINFER_DUMP_SAFETENSORS=1"));
+    CHECK(contains(e, "traces/tools/pt_to_safetensors.py"));
   }
   SECTION("missing metadata") {
     fs::remove(run1 / "metadata.jsonl");
-    CHECK(has(error_of({root}), "dump folder '" + root + "/" + run1n + "': missing metadata.jsonl"));
+    CHECK(contains(error_of({root}), "dump folder '" + root + "/" + run1n + "': missing metadata.jsonl"));
   }
   SECTION("empty metadata") {
-    write(run1 / "metadata.jsonl", "\n");
-    CHECK(has(error_of({root}), run1n + "', file 'metadata.jsonl': empty"));
+    write_file(run1 / "metadata.jsonl", "\n");
+    CHECK(contains(error_of({root}), run1n + "', file 'metadata.jsonl': empty"));
   }
   SECTION("metadata without a field") {
     edit_record(run1, [](nlohmann::json& j) { j.erase("function_signature"); });
-    CHECK(has(error_of({root}), run1n + "', file 'metadata.jsonl': missing field 'function_signature'"));
+    CHECK(contains(error_of({root}), run1n + "', file 'metadata.jsonl': missing field 'function_signature'"));
   }
   SECTION("truncated safetensors") {
-    std::string b = read(run1 / "inputs.safetensors");
-    write(run1 / "inputs.safetensors", b.substr(0, b.size() / 2));
+    std::string b = slurp_file(run1 / "inputs.safetensors");
+    write_file(run1 / "inputs.safetensors", b.substr(0, b.size() / 2));
     std::string e = error_of({root});
-    CHECK(has(e, run1n + "', file 'inputs.safetensors'"));
-    CHECK(has(e, "reach past the end of the data"));
+    CHECK(contains(e, run1n + "', file 'inputs.safetensors'"));
+    CHECK(contains(e, "reach past the end of the data"));
   }
   SECTION("lying safetensors header") {
-    std::string b = read(run1 / "inputs.safetensors");
+    std::string b = slurp_file(run1 / "inputs.safetensors");
     auto at = b.find("\"shape\":[7,4,16]");
     REQUIRE(at != std::string::npos);
     b.replace(at, 16, "\"shape\":[7,4,17]");
-    write(run1 / "inputs.safetensors", b);
+    write_file(run1 / "inputs.safetensors", b);
     std::string e = error_of({root});
-    CHECK(has(e, run1n + "', file 'inputs.safetensors'"));
-    CHECK(has(e, "tensor 'arg_1': shape [7, 4, 17] of F16 needs"));
+    CHECK(contains(e, run1n + "', file 'inputs.safetensors'"));
+    CHECK(contains(e, "tensor 'arg_1': shape [7, 4, 17] of F16 needs"));
   }
   SECTION("metadata and file disagree") {
     edit_record(run1, [](nlohmann::json& j) { j["tensor_details"]["arg_4"]["shape"][0] = 4; });
-    CHECK(has(error_of({root}), run1n + "', file 'inputs.safetensors': tensor 'arg_4': mismatched shapes: metadata says [4,"));
+    CHECK(contains(error_of({root}), run1n + "', file 'inputs.safetensors': tensor 'arg_4': mismatched shapes: metadata says [4,"));
   }
   SECTION("a run with no plan") {
     fs::remove_all(plan);
     std::string e = error_of({root});
-    CHECK(has(e, run1n));
-    CHECK(has(e, "a run with no plan: no PODWithPagedKVCacheWrapper.plan of the same wrapper (pid 1111"));
+    CHECK(contains(e, run1n));
+    CHECK(contains(e, "a run with no plan: no PODWithPagedKVCacheWrapper.plan of the same wrapper (pid 1111"));
   }
   SECTION("a tensor of the wrong shape for the plan") {
     edit_record(plan, [](nlohmann::json& j) { j["input_metadata"]["arg_4"] = 8; });  // num_qo_heads
     std::string e = error_of({root});
-    CHECK(has(e, run1n + "', file 'inputs.safetensors': tensor 'arg_1' (q_p): mismatched shapes: plan"));
+    CHECK(contains(e, run1n + "', file 'inputs.safetensors': tensor 'arg_1' (q_p): mismatched shapes: plan"));
   }
   SECTION("a page index beyond the cache") {
-    std::string b = read(plan / "inputs.safetensors");
+    std::string b = slurp_file(plan / "inputs.safetensors");
     // indices [9, 2, 5, 0, 11, 7] (int32) -> the first becomes 99
     const std::string nine("\x09\x00\x00\x00\x02\x00\x00\x00", 8);
     auto at = b.find(nine);
     REQUIRE(at != std::string::npos);
     b[at] = 99;
-    write(plan / "inputs.safetensors", b);
-    CHECK(has(error_of({root}), "tensor 'arg_5' (paged_kv_cache_d): page index 99 at position 0"));
+    write_file(plan / "inputs.safetensors", b);
+    CHECK(contains(error_of({root}), "tensor 'arg_5' (paged_kv_cache_d): page index 99 at position 0"));
   }
   SECTION("another FlashInfer's signature") {
     edit_record(run1, [](nlohmann::json& j) {
@@ -394,6 +384,6 @@ TEST_CASE("FlashInfer dumps: bad dumps are refused naming the folder, the file a
       s.replace(s.find("causal_p"), 8, "causal_x");
       j["function_signature"] = s;
     });
-    CHECK(has(error_of({root}), "parameter 8 of the recorded signature is 'causal_x', FlashInfer fb28d7242b35 has 'causal_p'"));
+    CHECK(contains(error_of({root}), "parameter 8 of the recorded signature is 'causal_x', FlashInfer fb28d7242b35 has 'causal_p'"));
   }
 }

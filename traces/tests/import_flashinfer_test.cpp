@@ -1,6 +1,7 @@
 // The FlashInfer importer on small recordings that write_flashinfer_like.py writes in the three recorded
 // layouts (tests never read the real recordings: they live outside the repository).
 #include "fixtures/tests/format_test_util.hpp"
+#include "traces/tests/trace_test_util.hpp"
 #include "testing/catch.hpp"
 #include "traces/import_flashinfer.hpp"
 #include "traces/trace_io.hpp"
@@ -10,13 +11,9 @@
 
 using namespace podcheck;
 using podcheck::test::TempDir;
+using podcheck::test::traces_by_id;
 
 namespace {
-std::map<std::string, Trace> by_id(std::vector<Trace> ts) {
-  std::map<std::string, Trace> m;
-  for (auto& t : ts) m.emplace(t.kase.id, std::move(t));
-  return m;
-}
 const Expectation* expectation(const Trace& t, const std::string& profile) {
   for (const auto& e : t.expected)
     if (profile_name(e.profile) == profile) return &e;
@@ -28,7 +25,7 @@ TEST_CASE("FlashInfer recordings in all three layouts import onto the case model
   TempDir tmp;
   REQUIRE(test::run_python(test::source_path("traces/tests/write_flashinfer_like.py") + " " + tmp.dir.string()) == 0);
 
-  auto pod = by_id(import_flashinfer(tmp.path("pod.h5")));
+  auto pod = traces_by_id(import_flashinfer(tmp.path("pod.h5")));
   REQUIRE(pod.size() == 3);
   const Trace& a = pod.at("fi_pod_f16_tiny_causal");
   const Case& c = a.kase;
@@ -89,7 +86,7 @@ TEST_CASE("FlashInfer recordings in all three layouts import onto the case model
   CHECK(b.decode->kv_len(0) == 3);
   CHECK(batch[0].provenance.scheduling.at("num_colocated_ctas") == "2");
 
-  auto feat = by_id(import_flashinfer(tmp.path("features.h5")));
+  auto feat = traces_by_id(import_flashinfer(tmp.path("features.h5")));
   REQUIRE(feat.size() == 2);
   const Trace& al = feat.at("fi_prefill_f16_tiny_alibi_softcap30");
   CHECK(al.kase.kind() == "prefill");
@@ -120,7 +117,7 @@ TEST_CASE("FlashInfer recordings in all three layouts import onto the case model
   for (auto& [id, t] : feat) all.push_back(t);
   std::string out = tmp.path("imported.h5");
   write_traces(out, all);
-  auto back = by_id(read_traces(out));
+  auto back = traces_by_id(read_traces(out));
   REQUIRE(back.size() == 6);
   CHECK(back.at("fi_pod_defect_tiny_g32").observed.out_d->bytes == defect.observed.out_d->bytes);
   CHECK(back.at("fi_prefill_f16_tiny_alibi_softcap30").kase.prefill->params.alibi_slopes == ap.alibi_slopes);

@@ -1,6 +1,7 @@
 // The safetensors reader on bytes built by hand in the test (8-byte length, JSON, data), so the reader is
 // checked against the format's definition rather than against our own writer; then the writer's output read
 // back, and every kind of bad file refused with a message naming the file and the tensor key.
+#include "fixtures/tests/format_test_util.hpp"
 #include "testing/catch.hpp"
 #include "traces/safetensors.hpp"
 
@@ -12,6 +13,7 @@
 
 using namespace podcheck;
 using namespace podcheck::safetensors;
+using podcheck::test::contains;
 
 namespace {
 
@@ -42,8 +44,6 @@ std::string error_of(const std::vector<std::uint8_t>& bytes, const std::string& 
   }
   return "";
 }
-
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace
 
@@ -121,7 +121,7 @@ TEST_CASE("safetensors: rows of dimension 0 are read alone, in any order", "[tra
     (void)f.read_rows("pages", {5});
     FAIL("row 5 read");
   } catch (const SafetensorsError& e) {
-    CHECK(has(e.what(), "tensor 'pages': row 5 out of range [0, 5)"));
+    CHECK(contains(e.what(), "tensor 'pages': row 5 out of range [0, 5)"));
   }
 }
 
@@ -130,40 +130,40 @@ TEST_CASE("safetensors: bad files are refused naming the file and the tensor key
   const std::vector<std::uint8_t> four = {0, 0x3C, 0, 0x3C};
   CHECK(error_of(raw(ok, four)).empty());
 
-  CHECK(has(error_of({1, 2, 3}), "file 'buf.safetensors': truncated: 3 bytes"));
+  CHECK(contains(error_of({1, 2, 3}), "file 'buf.safetensors': truncated: 3 bytes"));
   auto cut = raw(ok, four);
   cut.resize(20);
-  CHECK(has(error_of(cut), "truncated: the header says"));
+  CHECK(contains(error_of(cut), "truncated: the header says"));
   // a header whose offsets reach past the data (file truncated after the header, or a lying header)
-  CHECK(has(error_of(raw(ok, {0, 0x3C})), "tensor 'q': data_offsets [0,4] reach past the end of the data (2 bytes)"));
-  CHECK(has(error_of(raw(R"({"q":{"dtype":"F16","shape":[3],"data_offsets":[0,4]}})", four)),
+  CHECK(contains(error_of(raw(ok, {0, 0x3C})), "tensor 'q': data_offsets [0,4] reach past the end of the data (2 bytes)"));
+  CHECK(contains(error_of(raw(R"({"q":{"dtype":"F16","shape":[3],"data_offsets":[0,4]}})", four)),
             "tensor 'q': shape [3] of F16 needs 6 bytes but data_offsets [0,4] hold 4"));
-  CHECK(has(error_of(raw(R"({"q":{"dtype":"F16","shape":[-2],"data_offsets":[0,4]}})", four)),
+  CHECK(contains(error_of(raw(R"({"q":{"dtype":"F16","shape":[-2],"data_offsets":[0,4]}})", four)),
             "tensor 'q': shape entry -2 is not a non-negative integer"));
-  CHECK(has(error_of(raw(R"({"q":{"dtype":"F16","shape":[2.0],"data_offsets":[0,4]}})", four)), "shape entry 2.0"));
-  CHECK(has(error_of(raw(R"({"q":{"dtype":"I8","shape":[4],"data_offsets":[0,4]}})", four)),
+  CHECK(contains(error_of(raw(R"({"q":{"dtype":"F16","shape":[2.0],"data_offsets":[0,4]}})", four)), "shape entry 2.0"));
+  CHECK(contains(error_of(raw(R"({"q":{"dtype":"I8","shape":[4],"data_offsets":[0,4]}})", four)),
             "tensor 'q': dtype 'I8' is not read by podcheck"));
-  CHECK(has(error_of(raw(R"({"q":{"dtype":"F16","shape":[2],"data_offsets":[4,0]}})", four)), "end before they begin"));
-  CHECK(has(error_of(raw(R"({"q":{"dtype":"F16","shape":[2]}})", four)), "tensor 'q': missing 'data_offsets'"));
-  CHECK(has(error_of(raw(R"({"q":{"dtype":"F16","shape":[2],"data_offsets":[0,4],"x":1}})", four)), "unknown field 'x'"));
-  CHECK(has(error_of(raw(R"({"q":{"dtype":"F16","shape":[2],"data_offsets":[0,4]},"q":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})", four)),
+  CHECK(contains(error_of(raw(R"({"q":{"dtype":"F16","shape":[2],"data_offsets":[4,0]}})", four)), "end before they begin"));
+  CHECK(contains(error_of(raw(R"({"q":{"dtype":"F16","shape":[2]}})", four)), "tensor 'q': missing 'data_offsets'"));
+  CHECK(contains(error_of(raw(R"({"q":{"dtype":"F16","shape":[2],"data_offsets":[0,4],"x":1}})", four)), "unknown field 'x'"));
+  CHECK(contains(error_of(raw(R"({"q":{"dtype":"F16","shape":[2],"data_offsets":[0,4]},"q":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})", four)),
             "repeats the key 'q'"));
-  CHECK(has(error_of(raw(R"({"q":{"dtype":"F16","shape":[1],"data_offsets":[0,2]},"r":{"dtype":"F16","shape":[1],"data_offsets":[0,2]}})", four)),
+  CHECK(contains(error_of(raw(R"({"q":{"dtype":"F16","shape":[1],"data_offsets":[0,2]},"r":{"dtype":"F16","shape":[1],"data_offsets":[0,2]}})", four)),
             "overlaps"));
-  CHECK(has(error_of(raw(R"({"q":{"dtype":"F16","shape":[1],"data_offsets":[2,4]}})", four)), "tensor 'q': a gap of 2 bytes"));
-  CHECK(has(error_of(raw(R"({"q":{"dtype":"F16","shape":[1],"data_offsets":[0,2]}})", four)), "2 bytes after the last tensor"));
-  CHECK(has(error_of(raw(R"({"q": nope})", four)), "header is not valid JSON"));
-  CHECK(has(error_of(raw(R"([1,2,3,4,5,6])", four)), "does not start with '{'"));
-  CHECK(has(error_of(raw(R"({"__metadata__":{"a":1}})", {})), "'__metadata__' entry 'a' is not a string"));
+  CHECK(contains(error_of(raw(R"({"q":{"dtype":"F16","shape":[1],"data_offsets":[2,4]}})", four)), "tensor 'q': a gap of 2 bytes"));
+  CHECK(contains(error_of(raw(R"({"q":{"dtype":"F16","shape":[1],"data_offsets":[0,2]}})", four)), "2 bytes after the last tensor"));
+  CHECK(contains(error_of(raw(R"({"q": nope})", four)), "header is not valid JSON"));
+  CHECK(contains(error_of(raw(R"([1,2,3,4,5,6])", four)), "does not start with '{'"));
+  CHECK(contains(error_of(raw(R"({"__metadata__":{"a":1}})", {})), "'__metadata__' entry 'a' is not a string"));
   // a header length far beyond the file
   auto huge = raw(ok, four);
   huge[5] = 0x10;
-  CHECK(has(error_of(huge), "exceeds the 100 MB limit"));
-  CHECK(has(error_of(raw(R"({"b":{"dtype":"BOOL","shape":[4],"data_offsets":[0,4]}})", {1, 0, 2, 1}), "b"),
+  CHECK(contains(error_of(huge), "exceeds the 100 MB limit"));
+  CHECK(contains(error_of(raw(R"({"b":{"dtype":"BOOL","shape":[4],"data_offsets":[0,4]}})", {1, 0, 2, 1}), "b"),
             "tensor 'b': bool byte 2 at position 2"));
-  CHECK(has(error_of(raw(R"({"i":{"dtype":"I64","shape":[1],"data_offsets":[0,8]}})", le<std::int64_t>({1ll << 40})), "i"),
+  CHECK(contains(error_of(raw(R"({"i":{"dtype":"I64","shape":[1],"data_offsets":[0,8]}})", le<std::int64_t>({1ll << 40})), "i"),
             "tensor 'i': int64 value 1099511627776 at position 0 does not fit in int32"));
-  CHECK(has(error_of(raw(ok, four), "missing"), "tensor 'missing': not in the file"));
+  CHECK(contains(error_of(raw(ok, four), "missing"), "tensor 'missing': not in the file"));
 }
 
 TEST_CASE("safetensors: files on disk, written through a temp file", "[traces][safetensors]") {
@@ -183,13 +183,13 @@ TEST_CASE("safetensors: files on disk, written through a temp file", "[traces][s
     (void)File::open(path);
     FAIL("truncated file opened");
   } catch (const SafetensorsError& e) {
-    CHECK(has(e.what(), "file '" + path + "': truncated"));
+    CHECK(contains(e.what(), "file '" + path + "': truncated"));
   }
   try {
     (void)File::open((dir / "none.safetensors").string());
     FAIL("missing file opened");
   } catch (const SafetensorsError& e) {
-    CHECK(has(e.what(), "not a regular file"));
+    CHECK(contains(e.what(), "not a regular file"));
   }
   std::filesystem::remove_all(dir);
 }

@@ -19,13 +19,13 @@ using podcheck::testhelp::rounded_reference;
 
 namespace {
 
-std::string all_diagnosis(const CaseResult& r) {
+std::string findings_text(const CaseResult& r) {
   std::string s;
   for (const auto& f : r.findings) s += "[" + f.kind + "] " + f.text + "\n";
   return s;
 }
 
-CaseResult run(const Case& c, const KernelOutputs& o, Policy p = Policy::calibrated) {
+CaseResult judge_case(const Case& c, const KernelOutputs& o, Policy p = Policy::calibrated) {
   JudgeOptions jo;
   jo.policy = p;
   return judge(c, o, RunRecord{}, jo);
@@ -109,8 +109,8 @@ TEST_CASE("one wrong head of one decode request: a per-head fault, not the reque
   const Case c = decode_case({40, 70, 33, 90, 16, 51});
   auto obs = rounded_reference(c);
   spoil(c, obs, SideKind::decode, 3, 5);  // request 3, head 5 (kv head 1, whose heads 4, 6, 7 are right)
-  const CaseResult r = run(c, obs);
-  CAPTURE(all_diagnosis(r));
+  const CaseResult r = judge_case(c, obs);
+  CAPTURE(findings_text(r));
   REQUIRE(r.status == Status::incorrect);
   const Finding& f = first(r);
   CHECK(f.kind == "heads");
@@ -134,8 +134,8 @@ TEST_CASE("rows that see no key got output: named, not blamed on pages", "[valid
       for (int d = 0; d < c.head_dim; ++d) obs.out_p->set(out_index(c, row, h, d), 0.1 + 0.01 * d);
       obs.lse_p->set(row * c.num_qo_heads + h, 1.5);
     }
-  const CaseResult r = run(c, obs);
-  CAPTURE(all_diagnosis(r));
+  const CaseResult r = judge_case(c, obs);
+  CAPTURE(findings_text(r));
   REQUIRE(r.status == Status::incorrect);
   const Finding& f = first(r);
   CHECK(f.kind == "empty-rows-written");
@@ -154,8 +154,8 @@ TEST_CASE("rows that see keys written as empty", "[validation][diagnosis]") {
       for (int d = 0; d < c.head_dim; ++d) obs.out_p->set(out_index(c, row, h, d), 0.0);
       obs.lse_p->set(row * c.num_qo_heads + h, -INFINITY);
     }
-  const CaseResult r = run(c, obs);
-  CAPTURE(all_diagnosis(r));
+  const CaseResult r = judge_case(c, obs);
+  CAPTURE(findings_text(r));
   const Finding& f = first(r);
   CHECK(f.kind == "rows-left-empty");
   CHECK(has_range(f, "request", 1, 1));
@@ -173,8 +173,8 @@ TEST_CASE("rows that see keys the mask hides: the error rows are those a shifted
   const auto wrong = rounded_reference(wider);
   obs.out_p = wrong.out_p;
   obs.lse_p = wrong.lse_p;
-  const CaseResult r = run(c, obs);
-  CAPTURE(all_diagnosis(r));
+  const CaseResult r = judge_case(c, obs);
+  CAPTURE(findings_text(r));
   const Finding& f = first(r);
   CHECK(f.kind == "mask-bound");
   CHECK(f.text.find("window_left + 1") != std::string::npos);
@@ -196,8 +196,8 @@ TEST_CASE("one request's pages swapped: a page permutation explains it", "[valid
   const auto wrong = rounded_reference(shuffled);
   obs.out_p = wrong.out_p;
   obs.lse_p = wrong.lse_p;
-  const CaseResult r = run(c, obs);
-  CAPTURE(all_diagnosis(r));
+  const CaseResult r = judge_case(c, obs);
+  CAPTURE(findings_text(r));
   const Finding& f = first(r);
   CHECK(f.kind == "page-permutation");
   CHECK(f.text.find("confined to prefill request 3") != std::string::npos);
@@ -215,8 +215,8 @@ TEST_CASE("errors in the same heads of every GQA group, and in the heads of one 
     for (std::int64_t row = 0; row < 4; ++row)
       for (int h = 0; h < 16; ++h)
         if (h % 8 >= 5) spoil(c, obs, SideKind::decode, row, h);
-    const CaseResult r = run(c, obs);
-    CAPTURE(all_diagnosis(r));
+    const CaseResult r = judge_case(c, obs);
+    CAPTURE(findings_text(r));
     const Finding& f = first(r);
     CHECK(f.kind == "heads-in-group");
     CHECK(f.text.find("heads 5-7 of every group of 8") != std::string::npos);
@@ -227,8 +227,8 @@ TEST_CASE("errors in the same heads of every GQA group, and in the heads of one 
     auto obs = rounded_reference(c);
     for (std::int64_t row = 0; row < 4; ++row)
       for (int h = 8; h < 16; ++h) spoil(c, obs, SideKind::decode, row, h);
-    const CaseResult r = run(c, obs);
-    CAPTURE(all_diagnosis(r));
+    const CaseResult r = judge_case(c, obs);
+    CAPTURE(findings_text(r));
     const Finding& f = first(r);
     CHECK(f.kind == "kv-head-group");
     CHECK(f.text.find("query heads of kv head(s) 1") != std::string::npos);
@@ -243,8 +243,8 @@ TEST_CASE("errors on a tile of packed query rows, the last partial tile", "[vali
     auto obs = rounded_reference(c);
     for (std::int64_t row = 16; row < 32; ++row)
       for (int h = 0; h < 8; ++h) spoil(c, obs, SideKind::prefill, row, h);
-    const CaseResult r = run(c, obs);
-    CAPTURE(all_diagnosis(r));
+    const CaseResult r = judge_case(c, obs);
+    CAPTURE(findings_text(r));
     const Finding& f = first(r);
     CHECK(f.kind == "row-tile");
     CHECK(f.text.find("packed query rows 64-127 (row x group of 4: query rows 16-31)") != std::string::npos);
@@ -255,8 +255,8 @@ TEST_CASE("errors on a tile of packed query rows, the last partial tile", "[vali
     auto obs = rounded_reference(c);
     for (std::int64_t row = 32; row < 40; ++row)
       for (int h = 0; h < 8; ++h) spoil(c, obs, SideKind::prefill, row, h);
-    const CaseResult r = run(c, obs);
-    CAPTURE(all_diagnosis(r));
+    const CaseResult r = judge_case(c, obs);
+    CAPTURE(findings_text(r));
     const Finding& f = first(r);
     CHECK(f.kind == "row-tile");
     CHECK(f.text.find("the last tile (partial: 32 of 128)") != std::string::npos);
@@ -269,8 +269,8 @@ TEST_CASE("errors on the rows whose RoPE position is negative", "[validation][di
   auto obs = rounded_reference(c);
   for (std::int64_t row = 0; row < 13; ++row)  // position row + 7 - 20 < 0
     for (int h = 0; h < 4; ++h) spoil(c, obs, SideKind::prefill, row, h);
-  const CaseResult r = run(c, obs);
-  CAPTURE(all_diagnosis(r));
+  const CaseResult r = judge_case(c, obs);
+  CAPTURE(findings_text(r));
   const Finding& f = first(r);
   CHECK(f.kind == "rope-position");
   CHECK(f.text.find("RoPE position i + L - Q is negative") != std::string::npos);
@@ -283,8 +283,8 @@ TEST_CASE("errors past a KV boundary: long decode requests, prefill rows that se
     auto obs = rounded_reference(c);
     for (std::int64_t row : {1, 3, 5})  // kv_len 700, 900, 513 > 512
       for (int h = 0; h < 8; ++h) spoil(c, obs, SideKind::decode, row, h);
-    const CaseResult r = run(c, obs);
-    CAPTURE(all_diagnosis(r));
+    const CaseResult r = judge_case(c, obs);
+    CAPTURE(findings_text(r));
     const Finding& f = first(r);
     CHECK(f.kind == "kv-length-class");
     CHECK(f.text.find("requests with kv_len >= 513") != std::string::npos);
@@ -300,8 +300,8 @@ TEST_CASE("errors past a KV boundary: long decode requests, prefill rows that se
       for (std::int64_t i = 0; i < s.qo_len(r); ++i)
         if (i + s.kv_len(r) - s.qo_len(r) >= 48)
           for (int h = 0; h < 4; ++h) spoil(c, obs, SideKind::prefill, s.qo_indptr[r] + i, h);
-    const CaseResult r = run(c, obs);
-    CAPTURE(all_diagnosis(r));
+    const CaseResult r = judge_case(c, obs);
+    CAPTURE(findings_text(r));
     const Finding& f = first(r);
     CHECK(f.kind == "kv-boundary");
     CHECK(f.text.find("positions >= B for some B in [48, 48]") != std::string::npos);
@@ -313,8 +313,8 @@ TEST_CASE("errors past a KV boundary: long decode requests, prefill rows that se
     auto obs = rounded_reference(c);
     for (std::int64_t row : {1, 3, 5})
       for (int h = 0; h < 8; ++h) spoil(c, obs, SideKind::decode, row, h);
-    const CaseResult r = run(c, obs);
-    CAPTURE(all_diagnosis(r));
+    const CaseResult r = judge_case(c, obs);
+    CAPTURE(findings_text(r));
     const Finding& f = first(r);
     CHECK(f.kind == "kv-length-class");
     CHECK(f.text.find("whose last page is partial") != std::string::npos);
@@ -333,8 +333,8 @@ TEST_CASE("errors on the rows that see one page", "[validation][diagnosis]") {
   }
   for (std::int64_t row : rows)
     for (int h = 0; h < 4; ++h) spoil(c, obs, SideKind::prefill, row, h);
-  const CaseResult r = run(c, obs);
-  CAPTURE(all_diagnosis(r));
+  const CaseResult r = judge_case(c, obs);
+  CAPTURE(findings_text(r));
   const Finding& f = first(r);
   CHECK(f.kind == "kv-page");
   CHECK(f.text.find("see its page 1") != std::string::npos);
@@ -349,38 +349,38 @@ TEST_CASE("only the LSE wrong, and how: base, sign, offset; only the output; a c
     return o;
   };
   SECTION("base e") {
-    const CaseResult r = run(c, lse_map([](std::int64_t, double l) { return l * std::log(2.0); }));
-    CAPTURE(all_diagnosis(r));
+    const CaseResult r = judge_case(c, lse_map([](std::int64_t, double l) { return l * std::log(2.0); }));
+    CAPTURE(findings_text(r));
     CHECK(first(r).kind == "lse-base");
     CHECK(first(r).text.find("only lse_d is wrong (out_d agrees): it is the LSE in base e") != std::string::npos);
   }
   SECTION("sign") {
-    const CaseResult r = run(c, lse_map([](std::int64_t, double l) { return -l; }));
-    CAPTURE(all_diagnosis(r));
+    const CaseResult r = judge_case(c, lse_map([](std::int64_t, double l) { return -l; }));
+    CAPTURE(findings_text(r));
     CHECK(first(r).kind == "lse-sign");
   }
   SECTION("a constant offset") {
-    const CaseResult r = run(c, lse_map([](std::int64_t, double l) { return l + 0.5; }));
-    CAPTURE(all_diagnosis(r));
+    const CaseResult r = judge_case(c, lse_map([](std::int64_t, double l) { return l + 0.5; }));
+    CAPTURE(findings_text(r));
     CHECK(first(r).kind == "lse-offset");
     CHECK(first(r).text.find("observed = reference + 0.5 on every row") != std::string::npos);
   }
   SECTION("an offset per head") {
-    const CaseResult r = run(c, lse_map([&](std::int64_t i, double l) { return l + 0.25 * double(i % 8 + 1); }));
-    CAPTURE(all_diagnosis(r));
+    const CaseResult r = judge_case(c, lse_map([&](std::int64_t i, double l) { return l + 0.25 * double(i % 8 + 1); }));
+    CAPTURE(findings_text(r));
     CHECK(first(r).kind == "lse-offset");
     CHECK(first(r).text.find("constant per head") != std::string::npos);
   }
   SECTION("LSE noise only") {
-    const CaseResult r = run(c, lse_map([](std::int64_t i, double l) { return l + 0.01 * double((i * 7919) % 13) - 0.06; }));
-    CAPTURE(all_diagnosis(r));
+    const CaseResult r = judge_case(c, lse_map([](std::int64_t i, double l) { return l + 0.01 * double((i * 7919) % 13) - 0.06; }));
+    CAPTURE(findings_text(r));
     CHECK(first(r).kind == "lse-only");
   }
   SECTION("output scaled by a constant") {
     auto o = rounded_reference(c);
     for (std::int64_t i = 0; i < o.out_d->numel(); ++i) o.out_d->set(i, o.out_d->get(i) * 0.5);
-    const CaseResult r = run(c, o);
-    CAPTURE(all_diagnosis(r));
+    const CaseResult r = judge_case(c, o);
+    CAPTURE(findings_text(r));
     CHECK(first(r).kind == "out-scale");
     CHECK(first(r).text.find("only out_d is wrong (lse_d agrees)") != std::string::npos);
     CHECK(first(r).text.find("k = 0.5") != std::string::npos);
@@ -388,8 +388,8 @@ TEST_CASE("only the LSE wrong, and how: base, sign, offset; only the output; a c
   SECTION("output noise only") {
     auto o = rounded_reference(c);
     for (std::int64_t i = 0; i < o.out_d->numel(); ++i) o.out_d->set(i, o.out_d->get(i) + 0.01 * double((i * 31) % 7) - 0.03);
-    const CaseResult r = run(c, o);
-    CAPTURE(all_diagnosis(r));
+    const CaseResult r = judge_case(c, o);
+    CAPTURE(findings_text(r));
     CHECK(first(r).kind == "out-only");
   }
 }
@@ -413,8 +413,8 @@ TEST_CASE("only one side wrong", "[validation][diagnosis]") {
   auto o = rounded_reference(c);
   for (std::int64_t i = 0; i < o.out_d->numel(); ++i) o.out_d->set(i, o.out_d->get(i) + 0.01 * double((i * 31) % 7) - 0.03);
   for (std::int64_t i = 0; i < o.lse_d->numel(); ++i) o.lse_d->set(i, o.lse_d->get(i) + 0.02 * double((i * 7) % 5) - 0.04);
-  const CaseResult r = run(c, o);
-  CAPTURE(all_diagnosis(r));
+  const CaseResult r = judge_case(c, o);
+  CAPTURE(findings_text(r));
   CHECK(first(r).kind == "side-only");
   CHECK(first(r).text == "only the decode side is wrong; the prefill side agrees");
 }
@@ -426,7 +426,7 @@ TEST_CASE("heat maps: error / bound per request over query row x head, binned, N
   const Side& s = *c.prefill;
   spoil(c, obs, SideKind::prefill, s.qo_indptr[0] + 22, 6);  // request 0, row 22, head 6
   obs.out_p->set_bits(out_index(c, s.qo_indptr[2] + 3, 1, 4), kPoisonF16);  // request 2, row 3, head 1: unwritten
-  const CaseResult judged = run(c, obs);
+  const CaseResult judged = judge_case(c, obs);
   REQUIRE(judged.status == Status::incorrect);
 
   const auto maps = heat_maps(c, obs, Policy::calibrated, Profile::intended, 16, 4);
@@ -484,7 +484,7 @@ TEST_CASE("cell errors fail exactly where compare_tensor does", "[validation][he
   const double atol = tolerance_value("flashinfer.lse.float16.atol");
   // LSE errors of 1.5 and 0.5 bounds (flashinfer policy: the LSE bound is atol), on alternate cells.
   for (std::int64_t i = 0; i < obs.lse_d->numel(); i += 3) obs.lse_d->set(i, obs.lse_d->get(i) + (i % 2 ? 1.5 : 0.5) * atol);
-  const CaseResult r = run(c, obs, Policy::flashinfer);
+  const CaseResult r = judge_case(c, obs, Policy::flashinfer);
   const SideResult ref = reference_fast_side(c, SideKind::decode);
   const CellErrors e = cell_errors(Policy::flashinfer, c, SideKind::decode, obs, ref, nullptr);
   std::int64_t fails = 0;
