@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""After a failed ctest run: each failed test's name and the lines of its output that say why, last.
+
+usage: scripts/ctest_digest.py BUILD_DIR
+
+CI keeps only the tail of a run's output, and ctest's own tail is its summary, which names a failed test but
+not the reason (a fuzz run's reason is one line among thousands). This prints, per failed test in
+BUILD_DIR/Testing/Temporary/LastTest.log, the lines that carry a verdict or a sanitizer's summary (at most
+MAX_LINES, the last ones) and the output's final lines, so that the reason is the last thing printed.
+"""
+import os
+import re
+import sys
+
+MAX_LINES = 8
+TAIL = 3
+WHY = re.compile(r"FAIL|ERROR|SUMMARY:|runtime error|podcheck-fuzz: (the worker crashed|podcheck's code|the leak)|"
+                 r"^Done \d+ runs|crash-|leak-|Timeout|Killed|Segmentation|terminate called|REQUIRE|CHECK\(")
+
+
+def main(build):
+    log = os.path.join(build, "Testing", "Temporary", "LastTest.log")
+    try:
+        text = open(log, errors="replace").read()
+    except OSError:
+        print(f"ctest_digest: no test log at {log} (the build failed before any test ran?)")
+        return
+    failed = 0
+    for block in re.split(r"\n(?=\d+/\d+ Testing: )", text):
+        m = re.match(r"\d+/\d+ Testing: (.*)", block)
+        if not m or "Test Passed." in block or "Test Skipped" in block:
+            continue
+        out = block.split("Output:\n", 1)[-1].split("<end of output>", 1)[0]
+        lines = [l for l in out.splitlines() if l.strip() and not l.startswith("-----")]
+        why = [l for l in lines if WHY.search(l)][-MAX_LINES:]
+        failed += 1
+        print(f"ctest_digest: FAILED {m.group(1)}")
+        for l in why + [l for l in lines[-TAIL:] if l not in why]:
+            print(f"  | {l[:300]}")
+    if not failed:
+        print("ctest_digest: no failed test in the last ctest run")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "build")
