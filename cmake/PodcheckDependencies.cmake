@@ -33,9 +33,10 @@ if(PODCHECK_ENABLE_CUDA)
   include(CheckLanguage)
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
-    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES AND NOT DEFINED ENV{CUDAARCHS})
       # sm_80 and sm_90a machine code (Hopper's wgmma prefill path, kernels/pod/wgmma_sm90.cuh) plus compute_90
-      # PTX for later GPUs (mma.sync paths only).
+      # PTX for later GPUs (mma.sync paths only). CMake's CUDAARCHS environment variable, where set, chooses
+      # instead (CI, which has no GPU, compiles sm_90a alone: .ci/run says why).
       set(CMAKE_CUDA_ARCHITECTURES 80-real 90a-real 90-virtual)
     endif()
     enable_language(CUDA)

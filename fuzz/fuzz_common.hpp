@@ -77,6 +77,13 @@ extern "C" void podcheck_fuzz_set_lowest_stack(std::uintptr_t sp);
 
 namespace podcheck::fuzz {
 
+// The harness itself could not go on (a system call failed): one line saying which and why, then abort, so
+// that the run fails with its reason in the log (CI's tail, scripts/ctest_digest.py) and not as a bare signal.
+[[noreturn]] inline void harness_failure(const char* what, int err = errno) {
+  std::fprintf(stderr, "podcheck-fuzz: harness failure: %s: %s\n", what, std::strerror(err));
+  std::abort();
+}
+
 // The input as a file in /dev/shm (memory; HDF5 needs a real path, so no memfd), removed at exit.
 struct InputFile {
   std::string path;
@@ -85,18 +92,18 @@ struct InputFile {
     const char* dir = ::access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
     path = std::string(dir) + "/podcheck-fuzz-" + std::to_string(::getpid()) + ".h5";
     fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) std::abort();
+    if (fd < 0) harness_failure(("cannot create the input file " + path).c_str());
   }
   ~InputFile() { ::unlink(path.c_str()); }
 };
 
 inline const std::string& input_file(const std::uint8_t* data, std::size_t size) {
   static InputFile f;
-  if (::ftruncate(f.fd, 0) != 0) std::abort();
+  if (::ftruncate(f.fd, 0) != 0) harness_failure("cannot truncate the input file");
   std::size_t off = 0;
   while (off < size) {
     ssize_t n = ::pwrite(f.fd, data + off, size - off, static_cast<off_t>(off));
-    if (n <= 0) std::abort();
+    if (n <= 0) harness_failure("cannot write the input file", n == 0 ? ENOSPC : errno);
     off += static_cast<std::size_t>(n);
   }
   return f.path;
@@ -227,7 +234,7 @@ struct InputAllocations {
   static void install() {
     void* m = ::mmap(nullptr, kSlots * sizeof(Slot) + kMaxInserts * sizeof(std::uint32_t), PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED) std::abort();
+    if (m == MAP_FAILED) harness_failure("cannot map the allocation table");
     slots = static_cast<Slot*>(m);
     inserted = reinterpret_cast<std::uint32_t*>(slots + kSlots);
     if (!__sanitizer_install_malloc_and_free_hooks(on_malloc, on_free)) {
@@ -266,7 +273,7 @@ struct InputAllocations {
   }
   static void find_libhdf5() {
     Dl_info info{};
-    if (!::dladdr(reinterpret_cast<void*>(&H5open), &info) || !info.dli_fbase) std::abort();
+    if (!::dladdr(reinterpret_cast<void*>(&H5open), &info) || !info.dli_fbase) harness_failure("libhdf5 not found by dladdr", 0);
     dl_iterate_phdr([](dl_phdr_info* m, std::size_t, void* base) -> int {
       if (reinterpret_cast<void*>(m->dlpi_addr) != base && !(m->dlpi_name && std::strstr(m->dlpi_name, "libhdf5")))
         return 0;
@@ -278,7 +285,7 @@ struct InputAllocations {
         }
       return 1;
     }, info.dli_fbase);
-    if (hdf5_hi == 0) std::abort();
+    if (hdf5_hi == 0) harness_failure("libhdf5's mapped range not found", 0);
   }
 };
 
@@ -300,7 +307,7 @@ class Worker {
     }
     void* m = ::mmap(nullptr, sizeof(Shared) + static_cast<std::size_t>(n_counters_), PROT_READ | PROT_WRITE,
                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED) std::abort();
+    if (m == MAP_FAILED) harness_failure("cannot map the shared coverage buffer");
     shared_ = static_cast<Shared*>(m);
     InputAllocations::install();
     ::signal(SIGPIPE, SIG_IGN);  // a worker that died between inputs is a failed write, not the end of the run
@@ -315,7 +322,7 @@ class Worker {
     if (!write_byte(go)) {  // the worker died between inputs (it never should): start another
       stop();
       start();
-      if (!write_byte(go)) std::abort();
+      if (!write_byte(go)) harness_failure("a fresh worker does not take its input either");
     }
     // libhdf5 loops forever on some corrupt files: when the worker has used limit_ms of CPU time and said
     // nothing, it is sent SIGABRT, whose handler reports where it was (a libhdf5 frame on the stack, or our
@@ -412,7 +419,7 @@ class Worker {
     void* lo = nullptr;
     std::size_t size = 0;
     if (::pthread_getattr_np(::pthread_self(), &attr) != 0 || ::pthread_attr_getstack(&attr, &lo, &size) != 0)
-      std::abort();
+      harness_failure("cannot find the worker's stack", 0);
     ::pthread_attr_destroy(&attr);
     auto* here = static_cast<char*>(__builtin_frame_address(0));
     auto* top = static_cast<char*>(lo) + size;
@@ -421,13 +428,15 @@ class Worker {
 
   bool leak_check() {
     static const int report = ::memfd_create("podcheck-fuzz-lsan", MFD_CLOEXEC);
-    if (report < 0 || ::ftruncate(report, 0) != 0 || ::lseek(report, 0, SEEK_SET) != 0) std::abort();
+    if (report < 0 || ::ftruncate(report, 0) != 0 || ::lseek(report, 0, SEEK_SET) != 0)
+      harness_failure("cannot prepare the leak report file");
     __sanitizer_set_report_fd(reinterpret_cast<void*>(static_cast<std::intptr_t>(report)));
     const bool leaked = __lsan_do_recoverable_leak_check() != 0;
     __sanitizer_set_report_fd(reinterpret_cast<void*>(static_cast<std::intptr_t>(2)));
     if (leaked) {
       std::string text(static_cast<std::size_t>(::lseek(report, 0, SEEK_END)), '\0');
-      if (::pread(report, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) std::abort();
+      if (::pread(report, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()))
+        harness_failure("cannot read the leak report back");
       for (std::size_t at = 0; at < text.size();) {
         std::size_t end = text.find('\n', at);
         end = end == std::string::npos ? text.size() : end + 1;
@@ -480,10 +489,10 @@ class Worker {
 
   void start() {
     int req[2], rep[2];
-    if (::pipe2(req, O_CLOEXEC) != 0 || ::pipe2(rep, O_CLOEXEC) != 0) std::abort();
+    if (::pipe2(req, O_CLOEXEC) != 0 || ::pipe2(rep, O_CLOEXEC) != 0) harness_failure("cannot make the worker's pipes");
     std::fflush(nullptr);
     pid_ = ::fork();
-    if (pid_ < 0) std::abort();
+    if (pid_ < 0) harness_failure("cannot fork a worker");
     if (pid_ == 0) {
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the fuzzer
       ::close(req[1]);
@@ -492,7 +501,7 @@ class Worker {
       g_worker_reply_fd = rep[1];
       serve(req[0], rep[1]);
     }
-    if (::clock_getcpuclockid(pid_, &cpu_clock_) != 0) std::abort();
+    if (const int e = ::clock_getcpuclockid(pid_, &cpu_clock_); e != 0) harness_failure("no CPU clock of the new worker", e);
     ::close(req[0]);
     ::close(rep[1]);
     to_worker_ = req[1];

@@ -14,7 +14,7 @@ import sys
 
 MAX_LINES = 8
 TAIL = 3
-WHY = re.compile(r"FAIL|ERROR|SUMMARY:|runtime error|podcheck-fuzz: (the worker crashed|podcheck's code|the leak)|"
+WHY = re.compile(r"FAIL|ERROR|SUMMARY:|runtime error|podcheck-fuzz: (the worker crashed|podcheck's code|the leak|harness failure|a case failed|case '.*' changed)|"
                  r"^Done \d+ runs|crash-|leak-|Timeout|Killed|Segmentation|terminate called|REQUIRE|CHECK\(")
 
 
