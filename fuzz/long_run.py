@@ -37,7 +37,7 @@ RUNTIME = ("__interceptor_", "__asan", "__sanitizer", "__ubsan", "__lsan", "fuzz
 def env():
     e = dict(os.environ)
     e.setdefault("LSAN_OPTIONS", f"suppressions={ROOT}/fuzz/lsan.supp:print_suppressions=0")
-    e.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0:strict_string_checks=1")
+    e.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0:strict_string_checks=1:max_allocation_size_mb=4096")
     e.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
     return e
 
