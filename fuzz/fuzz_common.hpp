@@ -15,8 +15,9 @@
 //   or leak          a leak LeakSanitizer finds in the worker: the input is read again in this process, where
 //                    libFuzzer writes the crash artifact and the sanitizers their report, and the run fails
 //                    even if that second read does not reproduce it (libhdf5's memory-dependent behaviour);
-//   podcheck hang    the same limit reached in our own code: read again by a fresh worker with
-//                    kSlowMilliseconds (a slow input is no bug); over that too, the run fails on it.
+//   podcheck hang    the same limit reached in our own code, or a hung worker whose SIGABRT handler did not
+//   or unknown hang  answer within kAbortReplyMs (killed): read again by a fresh worker with kSlowMilliseconds
+//                    (a slow input is no bug); over that too, the run fails on it.
 // No input the worker read cleanly is read in process any more (that second read took half the time, and
 // libhdf5 crashed in it now and then on inputs the worker had read cleanly: its crashes depend on memory).
 //
@@ -51,6 +52,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
@@ -125,6 +127,7 @@ struct Counts {
   long files_refused = 0, cases_read = 0, cases_refused = 0, leak_checks = 0;
   long clean = 0, clean_us = 0, slowest_clean_us = 0, slow_clean = 0;  // the worker's inputs read to the end
   long allocations = 0;  // recorded by the worker's malloc hook during inputs
+  long unresponsive = 0;  // hung workers that did not answer SIGABRT (killed; the input read again)
 };
 
 // A bug planted for the harness's self-tests (ctest fuzz-planted-*): PODCHECK_FUZZ_PLANT=fault or leak makes
@@ -315,7 +318,7 @@ class Worker {
   }
 
   // One input; a hang is over limit_ms of the worker's CPU time.
-  Outcome run(int limit_ms = kHangMilliseconds) {
+  Outcome run(int limit_ms = hang_ms()) {
     if (pid_ <= 0) start();
     const long cpu_before = worker_cpu_us();
     const char go = 'g';
@@ -333,7 +336,8 @@ class Worker {
     // (libFuzzer's -timeout still holds).
     pollfd pfd{from_worker_, POLLIN, 0};
     int ready = 0;
-    for (int waited_ms = 0; waited_ms < 20 * limit_ms;) {
+    // (at most 20 s of wall time: with the SIGABRT reply's 5 s, an input stays under libFuzzer's -timeout=30)
+    for (int waited_ms = 0; waited_ms < std::min(20 * limit_ms, 20000);) {
       const int step = std::max(1, std::min(limit_ms, 10));
       ready = ::poll(&pfd, 1, step);
       if (ready < 0 && errno == EINTR) continue;
@@ -343,10 +347,25 @@ class Worker {
     }
     const bool hung = ready == 0;
     if (hung) ::kill(pid_, SIGABRT);
+    // After SIGABRT the handler's reply is bounded: a handler that never answers (seen in CI: the signal landed
+    // where the handler's own backtrace then waited forever, and libFuzzer's -timeout failed the run) is
+    // killed, and the input counts as a hang of unknown origin, i.e. read again by a fresh worker with the
+    // slow limit like a hang of ours
+    const auto abort_deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kAbortReplyMs);
     bool report = false;
     char reply[2] = {0, 0};
     ssize_t n;
-    while ((n = read_byte(reply[0])) == 1 && (reply[0] == 'd' || reply[0] == 'R')) report |= reply[0] == 'R';
+    for (;;) {
+      if (hung && !report && !wait_readable(abort_deadline)) {
+        ::kill(pid_, SIGKILL);
+        stop();
+        ++shared_->counts.unresponsive;
+        return Outcome::podcheck_hang;
+      }
+      n = read_byte(reply[0]);
+      if (n != 1 || (reply[0] != 'd' && reply[0] != 'R')) break;
+      report |= reply[0] == 'R';
+    }
     if (n == 1 && (reply[0] == 'o' || reply[0] == 'r')) {
       merge_coverage();
       if (hung || reply[0] == 'r') stop();  // retired, or it answered just as it was sent SIGABRT
@@ -365,12 +384,25 @@ class Worker {
 
   Counts counts() const { return shared_->counts; }
 
+  // The hang limit: kHangMilliseconds, or PODCHECK_FUZZ_HANG_MS (the harness's self-test,
+  // fuzz-abort-storm: 1 ms sends nearly every input SIGABRT at a random point of its read).
+  static int hang_ms() {
+    static const int ms = [] {
+      const char* e = std::getenv("PODCHECK_FUZZ_HANG_MS");
+      const int v = e ? std::atoi(e) : 0;
+      return v > 0 ? v : kHangMilliseconds;
+    }();
+    return ms;
+  }
+
   // libhdf5 loops forever on a few per cent of the mutants (1-3 %), and each of those costs the whole limit. At
   // 300 ms they took over half of a run's time, while an input the worker reads to the end takes about 3 ms of
   // CPU time on average (docs/FORMAT.md, "Fuzzing"). An input over this much CPU time is a hang: the library's
   // (counted, no coverage) or ours, which gets a second read in a fresh worker with kSlowMilliseconds; the
   // tally counts the inputs read to the end in over half of kHangMilliseconds, to show when it gets tight.
   static constexpr int kHangMilliseconds = 50, kSlowMilliseconds = 5000;
+  // How long the SIGABRT handler of a hung worker gets to say where it was (it takes milliseconds).
+  static constexpr int kAbortReplyMs = 5000;
 
  private:
   struct Shared {
@@ -385,6 +417,17 @@ class Worker {
     timespec t{};
     if (::clock_gettime(cpu_clock_, &t) != 0) return 0;
     return t.tv_sec * 1000000L + t.tv_nsec / 1000;
+  }
+
+  // Whether the worker's pipe has something to read (or was closed) before the deadline.
+  bool wait_readable(std::chrono::steady_clock::time_point deadline) {
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      pollfd pfd{from_worker_, POLLIN, 0};
+      const int ready = ::poll(&pfd, 1, static_cast<int>(std::max<long long>(0, left.count())));
+      if (ready < 0 && errno == EINTR) continue;
+      return ready != 0;
+    }
   }
 
   ssize_t read_byte(char& c) {
@@ -545,7 +588,9 @@ struct Tally {
                            "slowest in %.1f ms, %ld in over half the hang limit (%d ms)\n", w.clean,
                    w.clean ? w.clean_us / 1e3 / static_cast<double>(w.clean) : 0.0, w.slowest_clean_us / 1e3,
                    w.slow_clean, Worker::kHangMilliseconds);
-      std::fprintf(stderr, "podcheck-fuzz: %ld heap allocations recorded during those inputs\n", w.allocations);
+      std::fprintf(stderr, "podcheck-fuzz: %ld heap allocations recorded during those inputs; %ld hung workers did "
+                           "not answer SIGABRT within %d ms (killed, their input read again)\n", w.allocations,
+                   w.unresponsive, Worker::kAbortReplyMs);
     }
     std::fprintf(stderr, "podcheck-fuzz: %ld inputs: %ld libhdf5 crashes and %ld libhdf5 hangs isolated, %ld slow "
                          "inputs of ours read again, %ld files refused, %ld cases read, %ld cases refused, %ld "
