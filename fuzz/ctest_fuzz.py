@@ -12,6 +12,10 @@
   ctest_fuzz.py planted KIND BINARY CORPUS
       with PODCHECK_FUZZ_PLANT=KIND (fault or leak in a callback the reader calls), the run must fail with
       the sanitizer's report of it and libFuzzer's crash artifact.
+  ctest_fuzz.py isolated BINARY CORPUS
+      with PODCHECK_FUZZ_PLANT=library (libhdf5 copies an attribute into a too-small heap block, a sanitizer
+      report whose first frame past the memcpy interceptor is libhdf5's), the run must finish its executions
+      with those inputs counted as libhdf5 crashes, the worker's report on stderr, and no artifact.
 """
 import os
 import re
@@ -109,6 +113,32 @@ def planted(argv):
     return 0
 
 
+def isolated(argv):
+    binary, corpus = argv
+    wanted = 40
+    with tempfile.TemporaryDirectory() as work:
+        arts = os.path.join(work, "artifacts") + "/"
+        new_inputs = os.path.join(work, "corpus")
+        os.makedirs(arts)
+        os.makedirs(new_inputs)
+        env = dict(os.environ, PODCHECK_FUZZ_PLANT="library")
+        rc, out = run([binary, f"-runs={wanted}", *FLAGS, f"-artifact_prefix={arts}", new_inputs, corpus], env=env,
+                      timeout=600)
+        found = os.listdir(arts)
+    done = re.findall(r"^Done (\d+) runs", out, re.M)
+    crashes = re.findall(r"(\d+) libhdf5 crashes and", out)
+    if rc != 0 or found:
+        return fail(f"the planted libhdf5 error failed the run (status {rc}, artifacts {found}): classified as ours")
+    if not done or int(done[-1]) < wanted:
+        return fail("the run did not finish its executions")
+    if not crashes or int(crashes[-1]) < 1:
+        return fail("no input counted as a libhdf5 crash")
+    if "ERROR: AddressSanitizer: heap-buffer-overflow" not in out or "H5A__read" not in out:
+        return fail("the worker's sanitizer report (heap-buffer-overflow in H5A__read) is not on stderr")
+    print(f"ctest_fuzz: ok: {crashes[-1]} planted libhdf5 errors isolated in {done[-1]} executions, no artifact")
+    return 0
+
+
 if __name__ == "__main__":
     mode, rest = sys.argv[1], sys.argv[2:]
-    sys.exit({"runs": runs, "coverage": coverage, "planted": planted}[mode](rest))
+    sys.exit({"runs": runs, "coverage": coverage, "planted": planted, "isolated": isolated}[mode](rest))
