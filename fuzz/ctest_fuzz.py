@@ -12,7 +12,8 @@
   ctest_fuzz.py planted KIND BINARY CORPUS
       with PODCHECK_FUZZ_PLANT=KIND (fault or leak in a callback the reader calls), the run must fail with
       the sanitizer's report of it and libFuzzer's crash artifact.
-  ctest_fuzz.py isolated BINARY CORPUS
+  ctest_fuzz.py isolated BINARY CORPUS [overrule]
+      (overrule: PODCHECK_FUZZ_MISREPORT=1 too, the first worker calls the error ours; fresh workers must overrule it)
       with PODCHECK_FUZZ_PLANT=library (libhdf5 copies an attribute into a too-small heap block, a sanitizer
       report whose first frame past the memcpy interceptor is libhdf5's), the run must finish its executions
       with those inputs counted as libhdf5 crashes, the worker's report on stderr, and no artifact.
@@ -114,7 +115,8 @@ def planted(argv):
 
 
 def isolated(argv):
-    binary, corpus = argv
+    binary, corpus, *mode = argv
+    overrule = mode == ["overrule"]
     wanted = 40
     with tempfile.TemporaryDirectory() as work:
         arts = os.path.join(work, "artifacts") + "/"
@@ -122,6 +124,8 @@ def isolated(argv):
         os.makedirs(arts)
         os.makedirs(new_inputs)
         env = dict(os.environ, PODCHECK_FUZZ_PLANT="library")
+        if overrule:  # the first worker answers "ours" for the libhdf5 error: fresh workers must overrule it
+            env["PODCHECK_FUZZ_MISREPORT"] = "1"
         rc, out = run([binary, f"-runs={wanted}", *FLAGS, f"-artifact_prefix={arts}", new_inputs, corpus], env=env,
                       timeout=600)
         found = os.listdir(arts)
@@ -135,6 +139,9 @@ def isolated(argv):
         return fail("no input counted as a libhdf5 crash")
     if "ERROR: AddressSanitizer: heap-buffer-overflow" not in out or "H5A__read" not in out:
         return fail("the worker's sanitizer report (heap-buffer-overflow in H5A__read) is not on stderr")
+    overruled = re.findall(r"(\d+) crashes of ours overruled", out)
+    if overrule and (not overruled or int(overruled[-1]) < 1):
+        return fail("the misreporting worker's answer was not overruled by a fresh worker")
     print(f"ctest_fuzz: ok: {crashes[-1]} planted libhdf5 errors isolated in {done[-1]} executions, no artifact")
     return 0
 
