@@ -49,6 +49,7 @@ double bound_ms(const BenchRow& w, const BenchReport& r) {
 void print_bench(const BenchReport& r, std::FILE* f) {
   std::fprintf(f, "podcheck bench kernel: %s on %s\n", r.version.c_str(), r.device.c_str());
   if (!r.peer_name.empty()) std::fprintf(f, "peer: %s\n", r.peer_name.c_str());
+  if (!r.tuning.empty()) std::fprintf(f, "experiment knobs (environment): %s\n", r.tuning.c_str());
   std::fprintf(f, "ceilings measured in this run: D2D copy %.2f TB/s (read+write), cuBLAS bf16 GEMM %.0f TFLOP/s\n",
                r.copy_tbps, r.gemm_tflops);
   std::fprintf(f, "cases (validated before timing, calibrated policy):\n");
@@ -79,6 +80,7 @@ void print_bench(const BenchReport& r, std::FILE* f) {
                    w.mix.name.c_str(), w.flops_p / (t.prefill_ms * 1e-3) / 1e12,
                    100 * w.flops_p / (t.prefill_ms * 1e-3) / 1e12 / r.gemm_tflops, w.bytes_d / (t.decode_ms * 1e-3) / 1e12,
                    100 * w.bytes_d / (t.decode_ms * 1e-3) / 1e12 / r.copy_tbps, t.scheduling.c_str(), w.rotation_sets);
+      if (!t.timeline.empty()) std::fprintf(f, "    %s", t.timeline.c_str());
     }
   };
   table("ours", &BenchRow::ours);

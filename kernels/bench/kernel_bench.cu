@@ -1,6 +1,7 @@
 // podcheck bench kernel (see kernel_bench.hpp): ceilings, then per mix: the case built from its id,
 // uploaded once per rotation set, each kernel validated on it, then timed.
 #include "kernels/bench/kernel_bench.hpp"
+#include "kernels/bench/timeline_summary.hpp"
 #include "kernels/host/cuda_check.hpp"
 #include "kernels/host/device_case.hpp"
 #include "kernels/host/kernel_runner.hpp"
@@ -11,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <optional>
@@ -98,6 +100,7 @@ class Timed {
   virtual std::string prepare(const pod_problem& p, int set, int mode) = 0;  // "" or why not supported
   virtual void launch(int set, int mode, cudaStream_t stream) = 0;
   virtual pod_run_stats stats(int set, int mode) const = 0;
+  virtual std::string timeline(int /*set*/, int /*mode*/, cudaStream_t /*stream*/) { return ""; }  // ours only
 };
 
 class Ours : public Timed {
@@ -110,6 +113,9 @@ class Ours : public Timed {
   }
   void launch(int set, int mode, cudaStream_t stream) override { prepared_.at({set, mode})->launch(stream); }
   pod_run_stats stats(int set, int mode) const override { return prepared_.at({set, mode})->stats(); }
+  std::string timeline(int set, int mode, cudaStream_t stream) override {
+    return describe_timeline(summarize_timeline(prepared_.at({set, mode})->launch_timeline(stream)));
+  }
 
  private:
   std::map<std::pair<int, int>, std::unique_ptr<PreparedPod>> prepared_;
@@ -176,6 +182,7 @@ KernelTimes bench_one(Timed& k, const Case& c, std::vector<std::unique_ptr<Devic
     const double ms = time_ms(stream, o.warmup, o.reps, [&](int i) { k.launch(i % n, m, stream); });
     (m == 0 ? t.fused_ms : m == 1 ? t.prefill_ms : t.decode_ms) = ms;
   }
+  t.timeline = k.timeline(0, 0, stream);  // after the timings: its atomics are not in them
   t.ran = true;
   return t;
 }
@@ -188,6 +195,8 @@ BenchReport run_kernel_bench(const BenchOptions& o) {
   BenchReport rep;
   rep.device = device_description();
   rep.version = build_version();
+  for (const char* knob : {"PODCHECK_CUDA_PREFILL_CTAS", "PODCHECK_CUDA_PREFILL_CHUNK", "PODCHECK_CUDA_DECODE_CHUNK"})
+    if (const char* v = std::getenv(knob); v && *v) rep.tuning += std::string(rep.tuning.empty() ? "" : " ") + knob + "=" + v;
   std::optional<KernelHandle> peer_lib;
   if (!o.peer.empty()) {
     peer_lib.emplace(KernelHandle::load(o.peer));

@@ -41,6 +41,7 @@ struct KernelTimes {
   std::string failure;     // why not (validation failure, not supported, error)
   double fused_ms = 0, prefill_ms = 0, decode_ms = 0;  // medians
   std::string scheduling;  // grid, items, splits (as the kernel reports them)
+  std::string timeline;    // ours: describe_timeline of one more fused launch on the first input set
 };
 
 struct BenchRow {
@@ -53,6 +54,7 @@ struct BenchRow {
 
 struct BenchReport {
   std::string device, version, peer_name;  // peer_name "" without a peer
+  std::string tuning;  // the experiment knobs set in the environment (PODCHECK_CUDA_*), "" when none
   double copy_tbps = 0;    // device-to-device copy, bytes read + written
   double gemm_tflops = 0;  // cuBLAS bf16 GEMM 8192^3, fp32 accumulate, random inputs
   std::vector<BenchRow> rows;

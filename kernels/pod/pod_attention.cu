@@ -70,6 +70,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -111,6 +112,9 @@ struct KParams {
   int lse_base_e;
   int* counters;  // [0] prefill queue head, [1] decode queue head, [2 + sm] per-SM tickets
   int ctas_per_sm, prefill_ctas_per_sm;
+  ItemSpan* timeline;  // null, or a timeline launch: one span per item and per CTA (PreparedPod::launch_timeline)
+  int* timeline_count;
+  int timeline_cap;
 };
 
 // ---- element types -----------------------------------------------------------------------------------
@@ -205,6 +209,17 @@ __device__ __forceinline__ unsigned smid() {
   unsigned r;
   asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
   return r;
+}
+__device__ __forceinline__ std::uint64_t globaltimer() {
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+// A timeline launch's record (thread 0 of the CTA; spans past the buffer's capacity are dropped, and counted).
+__device__ __forceinline__ void put_span(const KParams& P, std::uint64_t t0, int item, int side, int role) {
+  const int k = atomicAdd(P.timeline_count, 1);
+  if (k < P.timeline_cap)
+    P.timeline[k] = ItemSpan{t0, globaltimer(), int(blockIdx.x), int(smid()), item, side | (role << 1)};
 }
 
 __device__ __forceinline__ bool visible(const pod_side& s, int r, int i, int j, int qo_len, int L) {
@@ -979,7 +994,10 @@ __global__ void __launch_bounds__(kThreads, kMinCtas<D>) pod_fused_kernel(const 
   __shared__ int s_item, s_side, s_role;
   const int tid = threadIdx.x;
 
+  const bool timed = P.timeline != nullptr;  // a timeline launch (uniform)
+  std::uint64_t t_entry = 0, t_item = 0;        // thread 0's: the CTA's entry, the current item's start
   if (tid == 0) {
+    if (timed) t_entry = globaltimer();
     const int ticket = atomicAdd(&P.counters[2 + (smid() % kMaxSms)], 1);
     s_role = (ticket % P.ctas_per_sm) < P.prefill_ctas_per_sm ? 0 : 1;
   }
@@ -988,6 +1006,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas<D>) pod_fused_kernel(const 
   unsigned exhausted = 0;  // bit s: queue s is empty (a bit mask, not an array: no local memory)
 
   for (;;) {
+    if (timed && tid == 0) t_item = globaltimer();
     if (tid == 0) {
       int side = -1, idx = -1;
       for (int attempt = 0; attempt < 2 && side < 0; ++attempt) {
@@ -1002,11 +1021,15 @@ __global__ void __launch_bounds__(kThreads, kMinCtas<D>) pod_fused_kernel(const 
     }
     __syncthreads();
     const int side = s_side, item_idx = s_item;
-    if (side < 0) return;
+    if (side < 0) {
+      if (timed && tid == 0) put_span(P, t_entry, -1, role, role);
+      return;
+    }
     // each role's side by a compile-time index: its parameters are constant-bank operands, not loads
     if (side == 0) prefill_item<D, QT, KVT, F>(P, P.side[0], P.side[0].items[item_idx], smem, tid);
     else decode_item<D, QT, KVT, F>(P, P.side[1], P.side[1].items[item_idx], smem, tid);
     __syncthreads();  // smem (and s_item) reuse by the next item
+    if (timed && tid == 0) put_span(P, t_item, item_idx, side, role);
   }
 }
 
@@ -1115,6 +1138,26 @@ T* upload(const std::vector<T>& v, std::vector<void*>& owned) {
   return static_cast<T*>(ptr);
 }
 
+// An integer experiment knob from the environment (docs/KERNEL.md): -1 when unset; a value that is not an
+// integer in [lo, hi], or not a multiple of `step`, is refused with the variable's name.
+int env_knob(const char* name, int lo, int hi, int step) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return -1;
+  char* end = nullptr;
+  const long x = std::strtol(v, &end, 10);
+  if (*end != '\0' || x < lo || x > hi || x % step != 0)
+    throw std::invalid_argument(std::string(name) + "='" + v + "': expected an integer in [" + std::to_string(lo) + ", " +
+                                std::to_string(hi) + "]" + (step > 1 ? ", a multiple of " + std::to_string(step) : ""));
+  return int(x);
+}
+PlanTuning tuning_from_env(int ctas_per_sm) {
+  PlanTuning t;
+  t.prefill_ctas_per_sm = env_knob("PODCHECK_CUDA_PREFILL_CTAS", 0, ctas_per_sm, 1);
+  t.chunk_tokens[0] = env_knob("PODCHECK_CUDA_PREFILL_CHUNK", 0, 1 << 30, kTileKV);
+  t.chunk_tokens[1] = env_knob("PODCHECK_CUDA_DECODE_CHUNK", 0, 1 << 30, kTileKV);
+  return t;
+}
+
 }  // namespace
 
 struct PreparedPod::Impl {
@@ -1148,7 +1191,7 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   int per_sm = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, m.kern.fused, kThreads, m.kern.smem));
   if (per_sm < 1) throw CudaError("pod_fused_kernel cannot be resident (occupancy 0)");
-  m.plan = make_plan(p, sms * per_sm, per_sm);
+  m.plan = make_plan(p, sms * per_sm, per_sm, tuning_from_env(per_sm));
   m.grid = sms * per_sm;
 
   KParams& k = m.params;
@@ -1224,18 +1267,48 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
 
 PreparedPod::~PreparedPod() = default;
 
-void PreparedPod::launch(void* stream_ptr) const {
-  const Impl& m = *impl_;
-  cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
-  CUDA_CHECK(cudaMemsetAsync(m.params.counters, 0, (2 + kMaxSms) * sizeof(int), stream));
-  void* args[] = {const_cast<KParams*>(&m.params)};
+namespace {
+// Counter reset, the fused kernel with parameters k, the merge when a request was split.
+void enqueue(const PreparedPod::Impl& m, const KParams& k, cudaStream_t stream) {
+  CUDA_CHECK(cudaMemsetAsync(k.counters, 0, (2 + kMaxSms) * sizeof(int), stream));
+  void* args[] = {const_cast<KParams*>(&k)};
   CUDA_CHECK(cudaLaunchKernel(m.kern.fused, dim3(m.grid), dim3(kThreads), args, m.kern.smem, stream));
   CUDA_CHECK(cudaGetLastError());
   if (m.n_merge > 0) {
-    void* margs[] = {const_cast<KParams*>(&m.params), const_cast<const MergeRow**>(&m.merge_rows)};
+    void* margs[] = {const_cast<KParams*>(&k), const_cast<const MergeRow**>(&m.merge_rows)};
     CUDA_CHECK(cudaLaunchKernel(m.kern.merge, dim3(m.n_merge), dim3(kThreads), margs, 0, stream));
     CUDA_CHECK(cudaGetLastError());
   }
+}
+}  // namespace
+
+void PreparedPod::launch(void* stream_ptr) const { enqueue(*impl_, impl_->params, static_cast<cudaStream_t>(stream_ptr)); }
+
+std::vector<ItemSpan> PreparedPod::launch_timeline(void* stream_ptr) const {
+  const Impl& m = *impl_;
+  cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
+  const int cap = m.stats.items_prefill + m.stats.items_decode + m.grid;  // every item once, every CTA once
+  void* raw = nullptr;
+  CUDA_CHECK(cudaMalloc(&raw, std::size_t(cap) * sizeof(ItemSpan) + sizeof(int)));
+  struct Free {
+    void* p;
+    ~Free() { cudaFree(p); }
+  } guard{raw};
+  KParams k = m.params;
+  k.timeline = static_cast<ItemSpan*>(raw);
+  k.timeline_count = reinterpret_cast<int*>(static_cast<char*>(raw) + std::size_t(cap) * sizeof(ItemSpan));
+  k.timeline_cap = cap;
+  CUDA_CHECK(cudaMemsetAsync(k.timeline_count, 0, sizeof(int), stream));
+  enqueue(m, k, stream);
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  int n = 0;
+  CUDA_CHECK(cudaMemcpy(&n, k.timeline_count, sizeof(int), cudaMemcpyDeviceToHost));
+  if (n != cap)
+    throw CudaError("timeline launch: " + std::to_string(n) + " spans recorded, " + std::to_string(cap) +
+                    " expected (one per item and per CTA)");
+  std::vector<ItemSpan> spans(static_cast<std::size_t>(n));
+  CUDA_CHECK(cudaMemcpy(spans.data(), k.timeline, std::size_t(n) * sizeof(ItemSpan), cudaMemcpyDeviceToHost));
+  return spans;
 }
 
 const pod_run_stats& PreparedPod::stats() const { return impl_->stats; }

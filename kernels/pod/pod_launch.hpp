@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace podcheck::kernels {
 
@@ -23,11 +24,15 @@ class PreparedPod {
 
   // Enqueues: counter reset (memset), the fused kernel, and the LSE merge kernel when a request was split.
   void launch(void* stream) const;
+  // One launch like launch() that also records when each CTA ran each item (%globaltimer), synchronised and
+  // read back: one span per item and one per CTA (its life). Slower than launch() by a few atomics per item.
+  std::vector<ItemSpan> launch_timeline(void* stream) const;
   const pod_run_stats& stats() const;
   const PodPlan& plan() const;
 
+  struct Impl;  // defined in pod_attention.cu
+
  private:
-  struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 

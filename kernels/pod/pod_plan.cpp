@@ -147,7 +147,7 @@ void plan_side(const pod_problem& p, const pod_side& s, int side_index, int chun
 
 }  // namespace
 
-PodPlan make_plan(const pod_problem& p, int target_ctas, int ctas_per_sm) {
+PodPlan make_plan(const pod_problem& p, int target_ctas, int ctas_per_sm, const PlanTuning& tuning) {
   PodPlan plan;
   const pod_side* sides[2] = {p.prefill.present && p.only_side != 2 ? &p.prefill : nullptr,
                               p.decode.present && p.only_side != 1 ? &p.decode : nullptr};
@@ -167,7 +167,9 @@ PodPlan make_plan(const pod_problem& p, int target_ctas, int ctas_per_sm) {
   for (int si = 0; si < 2; ++si) {
     if (!sides[si]) continue;
     int chunk = 0;
-    if (p.kv_chunk_tokens > 0) {
+    if (tuning.chunk_tokens[si] >= 0) {
+      chunk = tuning.chunk_tokens[si];
+    } else if (p.kv_chunk_tokens > 0) {
       chunk = p.kv_chunk_tokens;
     } else if (base_items > 0 && base_items < target_ctas) {
       const long long splits = (target_ctas + base_items - 1) / base_items;
@@ -185,6 +187,7 @@ PodPlan make_plan(const pod_problem& p, int target_ctas, int ctas_per_sm) {
     if (ctas_per_sm >= 2) k = std::clamp(k, 1, ctas_per_sm - 1);
     plan.prefill_ctas_per_sm = k;
   }
+  if (tuning.prefill_ctas_per_sm >= 0) plan.prefill_ctas_per_sm = std::min(tuning.prefill_ctas_per_sm, ctas_per_sm);
   return plan;
 }
 

@@ -51,6 +51,23 @@ struct SidePlan {
   double cost = 0;                      // sum of item costs
 };
 
+// One CTA's record of one work item in a timeline launch (PreparedPod::launch_timeline; item -1: the CTA's whole
+// life, entry to exit). Times from %globaltimer (ns). Shared verbatim with the device code (plain, 32 bytes).
+struct ItemSpan {
+  std::uint64_t t0, t1;
+  std::int32_t cta;   // blockIdx.x
+  std::int32_t sm;    // %smid
+  std::int32_t item;  // index in its side's queue; -1: the CTA's life
+  std::int32_t side_role;  // bit 0: the item's side (0 prefill, 1 decode); bit 1: the CTA's role
+};
+
+// Overrides of the planner's choices, for experiments (PreparedPod reads them from the environment:
+// PODCHECK_CUDA_PREFILL_CTAS, PODCHECK_CUDA_DECODE_CHUNK, PODCHECK_CUDA_PREFILL_CHUNK; docs/KERNEL.md).
+struct PlanTuning {
+  int prefill_ctas_per_sm = -1;  // -1: proportional to each side's work; else 0 .. ctas_per_sm
+  int chunk_tokens[2] = {-1, -1};  // per side: -1 the planner's choice (or kv_chunk_tokens); 0 no split; > 0 tokens
+};
+
 struct PodPlan {
   SidePlan side[2];  // 0 prefill, 1 decode
   std::vector<MergeRow> merge_rows;
@@ -65,6 +82,6 @@ std::int32_t kv_len_of(const pod_kv& kv, int r);
 std::string check_support(const pod_problem& p, bool* invalid);
 
 // Builds the plan. target_ctas: CTAs resident at once (SMs x CTAs per SM); ctas_per_sm for the role split.
-PodPlan make_plan(const pod_problem& p, int target_ctas, int ctas_per_sm);
+PodPlan make_plan(const pod_problem& p, int target_ctas, int ctas_per_sm, const PlanTuning& tuning = {});
 
 }  // namespace podcheck::kernels

@@ -322,6 +322,38 @@ TEST_CASE("plan v2: split-KV fills the resident CTAs when the unsplit items cann
   CHECK(plan2.merge_rows.empty());
 }
 
+TEST_CASE("plan tuning: a per-side chunk splits only that side, the role split override is clamped", "[kernels][host]") {
+  CaseSpec s;
+  s.heads = 8;
+  s.kv_heads = 2;
+  s.head_dim = 64;
+  s.prefill = side(true, {64}, {1024}, MaskMode::causal);
+  s.decode = side(true, std::vector<int>(24, 1), std::vector<int>(24, 1000));
+  const Case c = test::build_case(s);
+  PackedProblem pp;
+  pack_case(c, pp);
+  const PodPlan base = make_plan(pp.problem, 40, 2);
+  REQUIRE(base.side[0].chunk_tokens == 0);  // 8 prefill + 48 decode items >= 40 CTAs: no split
+  REQUIRE(base.side[1].chunk_tokens == 0);
+  PlanTuning t;
+  t.chunk_tokens[1] = 256;
+  t.prefill_ctas_per_sm = 7;
+  const PodPlan tuned = make_plan(pp.problem, 40, 2, t);
+  CHECK(tuned.side[0].chunk_tokens == 0);
+  CHECK(tuned.side[0].items.size() == base.side[0].items.size());
+  CHECK(tuned.side[1].chunk_tokens == 256);
+  CHECK(tuned.side[1].max_splits == 4);  // 1000 tokens in chunks of 256
+  CHECK(tuned.side[1].items.size() == 24 * 2 * 4);
+  CHECK(tuned.merge_rows.size() == 24);  // every decode row merged, no prefill row
+  for (const MergeRow& r : tuned.merge_rows) CHECK(r.side == 1);
+  CHECK(tuned.prefill_ctas_per_sm == 2);  // clamped to the CTAs of one SM
+  t.prefill_ctas_per_sm = 0;
+  t.chunk_tokens[1] = 0;  // 0: no split, even where the planner would split
+  CHECK(make_plan(pp.problem, 40, 2, t).prefill_ctas_per_sm == 0);
+  CHECK(make_plan(pp.problem, 4000, 2, t).side[1].chunk_tokens == 0);
+  CHECK(make_plan(pp.problem, 4000, 2).side[1].chunk_tokens > 0);
+}
+
 TEST_CASE("RoPE ALiBi and soft cap are supported and their parameters packed (ABI 2)", "[kernels][host]") {
   CaseSpec s;
   s.heads = 12;  // not a power of two: FlashInfer's default slopes take the interleaved second series

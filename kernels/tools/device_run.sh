@@ -4,7 +4,9 @@
 # steps: tests | sanitize | run-quick | run-default | run-full (traces by id, then replay) | golden | bench
 #        faulty (traces of the two broken test ports: a crashed launch, a guard overwrite) | captures (real
 #        FlashInfer API-logging dumps; carry traces/captures/.flashinfer)
-#        check-quick | check-default | check-full | port | profiles | ncu | wgmma   (default: tests)
+#        check-quick | check-default | check-full | port | profiles | ncu | wgmma | sweep   (default: tests)
+# sweep: SWEEP="default;PODCHECK_CUDA_PREFILL_CTAS=0;PODCHECK_CUDA_DECODE_CHUNK=512" times each setting of the
+# kernel's experiment knobs on SWEEP_MIXES (default "A B C"), one bench call each ($OUT/sweep_N.log)
 # port: build libpodcheck_flashinfer.so (kernels/ports/flashinfer, docs/PORTS.md) from FLASHINFER_DIR (default
 # ./.flashinfer, else ../.flashinfer; carry .flashinfer) into /tmp/build-fi (kept while the machine stays warm), then KERNEL_LIB and PEER point to it.
 # PORT_INSTANCES=bench builds only the benchmark's 7 instantiations (a peer for `bench`, not for sweeps).
@@ -54,7 +56,7 @@ else
   cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHS:-90a-real} > "$OUT/configure.log" 2>&1 \
     || { tail -30 "$OUT/configure.log"; exit 1; }
   TARGETS="kernels_tests"
-  case " $STEPS " in *run-*|*check-*|*bench*|*golden*|*sanitize*|*profiles*|*faulty*|*ncu*) TARGETS="$TARGETS podcheck";; esac
+  case " $STEPS " in *run-*|*check-*|*bench*|*sweep*|*golden*|*sanitize*|*profiles*|*faulty*|*ncu*) TARGETS="$TARGETS podcheck";; esac
   case " $STEPS " in *faulty*) TARGETS="$TARGETS podcheck_faulty_crash podcheck_faulty_guard";; esac
   TARGETS=${BUILD_TARGETS:-$TARGETS}  # e.g. "podcheck podcheck_gpu": no kernels_tests when no step runs them
   log "build $TARGETS"
@@ -191,6 +193,20 @@ for s in $STEPS; do
       [ -n "${PEER:-}" ] && [ "${NCU_PEER:-1}" = 1 ] && prof dec_peer "--kernel-lib $PEER" BatchPrefill "$DEC_A"
       [ -n "${PEER:-}" ] && [ "${NCU_PEER:-1}" = 1 ] && prof pre_peer "--kernel-lib $PEER" BatchPrefill "$PRE_A"
       tar czf "$OUT/ncu.tgz" -C /tmp/ncu .;;
+    sweep)
+      # the planner's experiment knobs (docs/KERNEL.md): one `bench kernel` call per setting in SWEEP (settings
+      # separated by ';', each "default" or space-separated VAR=value), on the mixes SWEEP_MIXES (default A B C)
+      IFS=';' read -ra settings <<< "${SWEEP:-default}"; n=0
+      for set in "${settings[@]}"; do
+        n=$((n + 1)); envs=""; [ "$set" != default ] && envs="$set"
+        log "sweep $n: ${set}"
+        mixargs=$(for m in ${SWEEP_MIXES:-A B C}; do printf -- '--mix %s ' $m; done)
+        peer_arg=""; [ $n = 1 ] && [ -n "${PEER:-}" ] && peer_arg="--peer $PEER"  # the peer in the first setting only
+        env $envs timeout ${BENCH_TIMEOUT:-300} $PODCHECK bench kernel $mixargs --reps ${SWEEP_REPS:-20} $peer_arg \
+          > "$OUT/sweep_$n.log" 2>&1
+        echo "sweep $n ($set) rc=$?" | tee -a "$OUT/summary.txt"
+        grep -E "^[A-Z][A-Za-z0-9-]* .* [0-9]+\.[0-9]+ +[0-9]" "$OUT/sweep_$n.log" | head -${SWEEP_ROWS:-3} | tee -a "$OUT/summary.txt"
+      done;;
     bench)
       if [ -n "${BENCH_MIXES:-}" ]; then
         # BENCH_MIXES="A-ps1 Sd ...": one `bench kernel --mix` call each (its own ceilings), cheapest first, so
@@ -209,3 +225,5 @@ for s in $STEPS; do
   esac
 done
 log "done"
+# at most 8 files come back from a device call: past that, the logs travel as one archive
+if [ "$(ls "$OUT" | wc -l)" -gt 8 ]; then (cd "$OUT" && tar czf logs.tgz *.log && rm -f *.log); fi

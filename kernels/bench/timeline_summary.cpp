@@ -1,0 +1,106 @@
+// Summary of a timeline launch (timeline_summary.hpp).
+#include "kernels/bench/timeline_summary.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <stdexcept>
+
+namespace podcheck::kernels {
+
+namespace {
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+TimelineSummary summarize_timeline(const std::vector<ItemSpan>& spans) {
+  TimelineSummary t;
+  std::map<int, const ItemSpan*> life;  // per CTA
+  for (const ItemSpan& s : spans) {
+    if (s.t1 < s.t0) throw std::invalid_argument("timeline: a span ends before it starts");
+    if (s.item < 0 && !life.emplace(s.cta, &s).second)
+      throw std::invalid_argument("timeline: CTA " + std::to_string(s.cta) + " has two life spans");
+  }
+  if (life.empty()) throw std::invalid_argument("timeline: no CTA life spans");
+  std::uint64_t t_begin = ~std::uint64_t(0), t_end = 0, last_entry = 0, first_exit = ~std::uint64_t(0);
+  for (const auto& [cta, s] : life) {
+    t_begin = std::min(t_begin, s->t0);
+    t_end = std::max(t_end, s->t1);
+    last_entry = std::max(last_entry, s->t0);
+    first_exit = std::min(first_exit, s->t1);
+  }
+  auto us = [&](std::uint64_t x) { return double(x - t_begin) * 1e-3; };
+  t.ctas = int(life.size());
+  t.span_us = us(t_end);
+  t.entry_skew_us = us(last_entry);
+  t.first_exit_us = us(first_exit);
+  std::vector<double> dur[2];
+  std::uint64_t last_end[2] = {0, 0};
+  double busy = 0;
+  for (const ItemSpan& s : spans) {
+    if (s.item < 0) continue;
+    const auto it = life.find(s.cta);
+    if (it == life.end() || s.t0 < it->second->t0 || s.t1 > it->second->t1)
+      throw std::invalid_argument("timeline: an item span outside its CTA's life (CTA " + std::to_string(s.cta) + ")");
+    const int side = s.side_role & 1, role = (s.side_role >> 1) & 1;
+    SideTimeline& st = t.side[side];
+    const double d = double(s.t1 - s.t0) * 1e-3;
+    if (st.items == 0 || us(s.t0) < st.first_us) st.first_us = us(s.t0);
+    ++st.items;
+    st.stolen += role != side;
+    st.busy_us += d;
+    busy += d;
+    dur[side].push_back(d);
+    last_end[side] = std::max(last_end[side], s.t1);
+  }
+  double tail = 0;
+  for (const auto& [cta, s] : life) tail += double(t_end - s->t1) * 1e-3;
+  const double grid_us = t.ctas * t.span_us;
+  t.idle_fraction = grid_us > 0 ? 1.0 - busy / grid_us : 0;
+  t.tail_fraction = grid_us > 0 ? tail / grid_us : 0;
+  for (int side = 0; side < 2; ++side) {
+    SideTimeline& st = t.side[side];
+    st.last_us = st.items ? us(last_end[side]) : 0;
+    st.median_us = median_of(dur[side]);
+    st.max_us = dur[side].empty() ? 0 : *std::max_element(dur[side].begin(), dur[side].end());
+  }
+  if (t.side[0].items && t.side[1].items) {
+    const std::uint64_t until = std::min(last_end[0], last_end[1]);
+    t.overlap_us = us(until);
+    double in[2] = {0, 0};
+    for (const ItemSpan& s : spans) {
+      if (s.item < 0 || s.t0 >= until) continue;
+      in[s.side_role & 1] += double(std::min(s.t1, until) - s.t0) * 1e-3;
+    }
+    for (int side = 0; side < 2; ++side)
+      t.side[side].share_overlap = t.overlap_us > 0 ? in[side] / (t.overlap_us * t.ctas) : 0;
+  }
+  return t;
+}
+
+std::string describe_timeline(const TimelineSummary& t) {
+  char buf[1024];
+  auto side = [&](const SideTimeline& s, const char* name) {
+    char b[400];
+    std::snprintf(b, sizeof b,
+                  "%s %d items (%d stolen), %.1f%% of CTA time, %.1f-%.1f us, item median %.1f max %.1f us, "
+                  "%.0f%% of CTAs while both ran",
+                  name, s.items, s.stolen, t.span_us > 0 ? 100.0 * s.busy_us / (t.ctas * t.span_us) : 0.0, s.first_us,
+                  s.last_us, s.median_us, s.max_us, 100.0 * s.share_overlap);
+    return std::string(b);
+  };
+  std::snprintf(buf, sizeof buf,
+                "timeline: %d CTAs, %.1f us (entry skew %.1f, both sides until %.1f, first CTA done %.1f); idle %.1f%% "
+                "of CTA time (tail %.1f%%)\n",
+                t.ctas, t.span_us, t.entry_skew_us, t.overlap_us, t.first_exit_us, 100.0 * t.idle_fraction,
+                100.0 * t.tail_fraction);
+  return std::string(buf) + "    " + side(t.side[0], "prefill") + "\n    " + side(t.side[1], "decode") + "\n";
+}
+
+}  // namespace podcheck::kernels

@@ -1,0 +1,38 @@
+// What a timeline launch (PreparedPod::launch_timeline) says about one fused launch: how the CTAs' time went to
+// each side, when each queue ran dry, how much of the grid's time was idle and where. CUDA-free (host-tested).
+#pragma once
+
+#include "kernels/pod/pod_plan.hpp"
+
+#include <string>
+#include <vector>
+
+namespace podcheck::kernels {
+
+struct SideTimeline {
+  int items = 0;
+  int stolen = 0;           // items run by CTAs whose role was the other side
+  double busy_us = 0;       // CTA-microseconds spent on this side's items
+  double first_us = 0;      // first item's start, from the kernel's start
+  double last_us = 0;       // last item's end
+  double median_us = 0, max_us = 0;  // item durations
+  double share_overlap = 0;  // mean fraction of the CTAs on this side while both sides had items running
+};
+
+struct TimelineSummary {
+  int ctas = 0;
+  double span_us = 0;        // first CTA entry to last CTA exit
+  double entry_skew_us = 0;  // last CTA entry - first
+  double overlap_us = 0;     // until the earlier of the two sides' last item end (both sides running)
+  double first_exit_us = 0;  // the first CTA to find both queues empty
+  double idle_fraction = 0;  // of ctas x span: time in no item (start skew, queue pops, the tail)
+  double tail_fraction = 0;  // of ctas x span: from each CTA's exit to the end
+  SideTimeline side[2];      // 0 prefill, 1 decode
+};
+
+// Throws std::invalid_argument when the spans are not one life span per CTA plus item spans inside them.
+TimelineSummary summarize_timeline(const std::vector<ItemSpan>& spans);
+// One paragraph (two lines, indented) for the bench report.
+std::string describe_timeline(const TimelineSummary& t);
+
+}  // namespace podcheck::kernels

@@ -1,0 +1,67 @@
+// No GPU: the timeline summary of a fused launch (kernels/bench/timeline_summary.hpp) on spans worked out by hand.
+#include "kernels/bench/timeline_summary.hpp"
+#include "testing/catch.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+using namespace podcheck::kernels;
+
+namespace {
+bool near(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(b)); }  // no Approx: v2 / v3
+// A span in microseconds from an arbitrary origin (the summary measures from the first CTA entry).
+ItemSpan span(double t0_us, double t1_us, int cta, int item, int side, int role) {
+  const std::uint64_t base = 5'000'000'000ull;
+  return ItemSpan{base + std::uint64_t(t0_us * 1000), base + std::uint64_t(t1_us * 1000), cta, cta % 2, item,
+                  side | (role << 1)};
+}
+}  // namespace
+
+TEST_CASE("timeline summary: each side's CTA time, stolen items, idle and tail, shares while both ran",
+          "[kernels][host][bench]") {
+  // CTA 0 (prefill role): two prefill items, then steals a decode item, exits at 95 us. CTA 1 (decode role): two
+  // decode items until 100 us. Both enter at 10 us (the origin).
+  const std::vector<ItemSpan> spans = {
+      span(10, 105, 0, -1, 0, 0), span(10, 110, 1, -1, 1, 1),  // lives
+      span(11, 51, 0, 0, 0, 0),   span(51, 71, 0, 1, 0, 0),   span(71, 100, 0, 3, 1, 0),
+      span(12, 62, 1, 0, 1, 1),   span(62, 110, 1, 1, 1, 1),
+  };
+  const TimelineSummary t = summarize_timeline(spans);
+  CHECK(t.ctas == 2);
+  CHECK(near(t.span_us, 100));
+  CHECK(near(t.entry_skew_us, 0));
+  CHECK(near(t.first_exit_us, 95));
+  CHECK(near(t.tail_fraction, 5.0 / 200));
+  CHECK(near(t.idle_fraction, 1.0 - (40 + 20 + 29 + 50 + 48) / 200.0));
+  CHECK(t.side[0].items == 2);
+  CHECK(t.side[0].stolen == 0);
+  CHECK(near(t.side[0].busy_us, 60));
+  CHECK(near(t.side[0].first_us, 1));
+  CHECK(near(t.side[0].last_us, 61));
+  CHECK(near(t.side[0].median_us, 30));
+  CHECK(near(t.side[0].max_us, 40));
+  CHECK(t.side[1].items == 3);
+  CHECK(t.side[1].stolen == 1);
+  CHECK(near(t.side[1].busy_us, 127));
+  CHECK(near(t.side[1].median_us, 48));
+  CHECK(near(t.side[1].last_us, 100));
+  // both sides ran until 61 us: prefill 60 CTA-us of 122, decode 50 + 9 (CTA 0's stolen item starts at 61)
+  CHECK(near(t.overlap_us, 61));
+  CHECK(near(t.side[0].share_overlap, 60.0 / 122));
+  CHECK(near(t.side[1].share_overlap, 59.0 / 122));
+  const std::string d = describe_timeline(t);
+  CHECK(d.find("2 CTAs, 100.0 us") != std::string::npos);
+  CHECK(d.find("decode 3 items (1 stolen)") != std::string::npos);
+}
+
+TEST_CASE("timeline summary refuses spans that are not one life per CTA with items inside", "[kernels][host][bench]") {
+  std::vector<ItemSpan> two_lives = {span(0, 10, 0, -1, 0, 0), span(0, 10, 0, -1, 0, 0)};
+  CHECK_THROWS_AS(summarize_timeline(two_lives), std::invalid_argument);
+  std::vector<ItemSpan> outside = {span(0, 10, 0, -1, 0, 0), span(5, 12, 0, 0, 0, 0)};
+  CHECK_THROWS_AS(summarize_timeline(outside), std::invalid_argument);
+  std::vector<ItemSpan> no_life = {span(0, 10, 0, 0, 0, 0)};
+  CHECK_THROWS_AS(summarize_timeline(no_life), std::invalid_argument);
+  std::vector<ItemSpan> backwards = {span(0, 10, 0, -1, 0, 0), span(6, 5, 0, 0, 0, 0)};
+  CHECK_THROWS_AS(summarize_timeline(backwards), std::invalid_argument);
+}
