@@ -363,9 +363,10 @@ inline char report_origin(const char* text, std::size_t n) {
 
 // The worker's sanitizer death callback: the report (in g_worker_report_fd) to stderr, then the reply the parent
 // waits for, classified by the report's own stack (with the unwinder's libhdf5_on_stack() only where the report
-// has no usable frame), then exit. A libhdf5 error that the memcpy interceptor caught (memcpy-param-overlap in
-// H5HG_read, 25 GB ranges) once came back as ours from the unwinder-only classification, the fuzzer read the file
-// in process, libhdf5 crashed there too and the campaign stopped; why the unwinder saw no libhdf5 frame is not known.
+// has no usable frame), then exit: the rule the triage (fuzz/long_run.py) applies to artifacts. It did not end
+// the misreports it was written for (a libhdf5 memcpy-param-overlap in H5HG_read answered as ours by a long-lived
+// worker, the campaign stopped on the in-process read): one came again with it, whose cause is not known, and
+// one_input's second opinion from fresh workers is what copes with them.
 inline void worker_sanitizer_death() {
   static char text[1 << 18];
   std::size_t n = 0;
