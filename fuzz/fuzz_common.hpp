@@ -378,6 +378,13 @@ inline void worker_sanitizer_death() {
   char origin = report_origin(text, n);
   if (origin == 0) origin = isolation::libhdf5_on_stack() ? 'h' : 'p';
   if (g_worker_misreports) origin = 'p';  // the harness's self-test of a worker that answers wrongly
+  {  // what this worker answers, and from what (the parent's verdict on the input follows from it)
+    char line[160];
+    const int k = std::snprintf(line, sizeof line, "podcheck-fuzz: worker %d answers '%c' for its sanitizer report "
+                                "(%zu bytes read back from its report file)\n", static_cast<int>(::getpid()),
+                                origin, n);
+    if (k > 0) (void)!::write(2, line, static_cast<std::size_t>(std::min<int>(k, sizeof line - 1)));
+  }
   const char payload[2] = {origin, 0};
   (void)!::write(g_worker_reply_fd, payload, 2);
   ::_exit(isolation::kCrashExit);
