@@ -195,7 +195,7 @@ BenchReport run_kernel_bench(const BenchOptions& o) {
   BenchReport rep;
   rep.device = device_description();
   rep.version = build_version();
-  for (const char* knob : {"PODCHECK_CUDA_PREFILL_CTAS", "PODCHECK_CUDA_PREFILL_CHUNK", "PODCHECK_CUDA_DECODE_CHUNK"})
+  for (const char* knob : kTuningKnobs)
     if (const char* v = std::getenv(knob); v && *v) rep.tuning += std::string(rep.tuning.empty() ? "" : " ") + knob + "=" + v;
   std::optional<KernelHandle> peer_lib;
   if (!o.peer.empty()) {

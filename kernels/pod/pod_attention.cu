@@ -1152,9 +1152,9 @@ int env_knob(const char* name, int lo, int hi, int step) {
 }
 PlanTuning tuning_from_env(int ctas_per_sm) {
   PlanTuning t;
-  t.prefill_ctas_per_sm = env_knob("PODCHECK_CUDA_PREFILL_CTAS", 0, ctas_per_sm, 1);
-  t.chunk_tokens[0] = env_knob("PODCHECK_CUDA_PREFILL_CHUNK", 0, 1 << 30, kTileKV);
-  t.chunk_tokens[1] = env_knob("PODCHECK_CUDA_DECODE_CHUNK", 0, 1 << 30, kTileKV);
+  t.prefill_ctas_per_sm = env_knob(kTuningKnobs[0], 0, ctas_per_sm, 1);
+  t.chunk_tokens[0] = env_knob(kTuningKnobs[1], 0, 1 << 30, kTileKV);
+  t.chunk_tokens[1] = env_knob(kTuningKnobs[2], 0, 1 << 30, kTileKV);
   return t;
 }
 
