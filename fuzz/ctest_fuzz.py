@@ -12,8 +12,11 @@
   ctest_fuzz.py planted KIND BINARY CORPUS
       with PODCHECK_FUZZ_PLANT=KIND (fault or leak in a callback the reader calls), the run must fail with
       the sanitizer's report of it and libFuzzer's crash artifact.
-  ctest_fuzz.py isolated BINARY CORPUS [overrule]
+  ctest_fuzz.py isolated BINARY CORPUS [overrule | symbolizer]
       (overrule: PODCHECK_FUZZ_MISREPORT=1 too, the first worker calls the error ours; fresh workers must overrule it)
+      (symbolizer: PODCHECK_FUZZ_STRAY_SYMBOLIZE=1 too, the fuzzer starts a symbolizer and the first worker leaves
+      a question in every symbolizer pipe it holds, as a worker killed mid-symbolization does; every worker must
+      still answer 'h', with no overrule needed)
       with PODCHECK_FUZZ_PLANT=library (libhdf5 copies an attribute into a too-small heap block, a sanitizer
       report whose first frame past the memcpy interceptor is libhdf5's), the run must finish its executions
       with those inputs counted as libhdf5 crashes, the worker's report on stderr, and no artifact.
@@ -117,6 +120,7 @@ def planted(argv):
 def isolated(argv):
     binary, corpus, *mode = argv
     overrule = mode == ["overrule"]
+    symbolizer = mode == ["symbolizer"]
     wanted = 40
     with tempfile.TemporaryDirectory() as work:
         arts = os.path.join(work, "artifacts") + "/"
@@ -126,6 +130,8 @@ def isolated(argv):
         env = dict(os.environ, PODCHECK_FUZZ_PLANT="library")
         if overrule:  # the first worker answers "ours" for the libhdf5 error: fresh workers must overrule it
             env["PODCHECK_FUZZ_MISREPORT"] = "1"
+        if symbolizer:  # a symbolizer conversation left half-done must not change how later reports read
+            env["PODCHECK_FUZZ_STRAY_SYMBOLIZE"] = "1"
         rc, out = run([binary, f"-runs={wanted}", *FLAGS, f"-artifact_prefix={arts}", new_inputs, corpus], env=env,
                       timeout=600)
         found = os.listdir(arts)
@@ -142,6 +148,13 @@ def isolated(argv):
     overruled = re.findall(r"(\d+) crashes of ours overruled", out)
     if overrule and (not overruled or int(overruled[-1]) < 1):
         return fail("the misreporting worker's answer was not overruled by a fresh worker")
+    if symbolizer:
+        if "planted: a stray question" not in out:
+            return fail("the stray symbolizer question was not planted")
+        answers = re.findall(r"worker \d+ answers '(.)' for its sanitizer report", out)
+        if not answers or set(answers) != {"h"} or (overruled and int(overruled[-1]) > 0):
+            return fail(f"a worker misread its report after a stray symbolizer answer (answers {answers}, overruled "
+                        f"{overruled[-1] if overruled else '?'}): workers share a symbolizer")
     print(f"ctest_fuzz: ok: {crashes[-1]} planted libhdf5 errors isolated in {done[-1]} executions, no artifact")
     return 0
 

@@ -62,6 +62,8 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -324,6 +326,82 @@ inline int g_worker_report_fd = -1;
 // report, as one long-lived worker once did for a libhdf5 error (one_input asks fresh workers before it believes it)
 inline bool g_worker_misreports = false;
 inline int g_workers_started = 0;
+
+// Every file the worker inherited from the fuzzer, except its standard streams and its two pipes, becomes
+// /dev/null (the numbers stay taken, so nothing opened later lands on them). What this is for: the sanitizer
+// runtime symbolizes its reports through an llvm-symbolizer process it starts once and talks to over two
+// pipes, and libFuzzer's own process starts one as soon as it prints a NEW_FUNC line. A fork inherits those
+// pipes, so every worker of a campaign shared the fuzzer's symbolizer: a worker that died in the middle of a
+// conversation with it (killed after a hang, or sent SIGABRT as its report began) left an answer in the pipe
+// that the next worker read as the answer to its own question, and from then on every report's frames carried
+// the names and source lines of other frames. A libhdf5 frame printed with one of podcheck's source lines is
+// "ours": the misreports that stopped two fixture-reader campaigns (ctest fuzz-symbolizer plants exactly that).
+// With /dev/null in their place, the runtime's first question in a worker reads nothing, it says so in one
+// warning line of that report, and it starts a symbolizer of the worker's own, which dies with the worker.
+inline void isolate_inherited_files(int keep_a, int keep_b) {
+  const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  DIR* dir = ::opendir("/proc/self/fd");
+  if (null_fd < 0 || !dir) harness_failure("cannot list the worker's inherited files");
+  int fds[256];
+  int n = 0;
+  while (const dirent* e = ::readdir(dir)) {
+    const int fd = std::atoi(e->d_name);
+    if (e->d_name[0] < '0' || e->d_name[0] > '9' || fd <= 2 || fd == keep_a || fd == keep_b || fd == null_fd ||
+        fd == ::dirfd(dir))
+      continue;
+    if (n == 256) harness_failure("over 256 files inherited by a worker", 0);
+    fds[n++] = fd;
+  }
+  ::closedir(dir);
+  for (int i = 0; i < n; ++i)
+    if (::dup2(null_fd, fds[i]) < 0) harness_failure("cannot replace an inherited file with /dev/null");
+  ::close(null_fd);
+}
+
+// PODCHECK_FUZZ_STRAY_SYMBOLIZE=1 (ctest fuzz-symbolizer): the fuzzer's process starts a symbolizer (as
+// libFuzzer does for its first NEW_FUNC line), and the first worker then does what a worker killed in the
+// middle of a symbolization leaves behind: a question written to every llvm-symbolizer whose input pipe it
+// holds, whose answer nobody reads. A worker that shares the fuzzer's symbolizer reads that answer in its next
+// report; a worker with a symbolizer of its own holds no such pipe.
+inline bool stray_symbolize_planted() {
+  static const bool on = [] {
+    const char* e = std::getenv("PODCHECK_FUZZ_STRAY_SYMBOLIZE");
+    return e && std::strcmp(e, "1") == 0;
+  }();
+  return on;
+}
+inline void plant_symbolizer_in_fuzzer() {
+  char buf[256];
+  __sanitizer_symbolize_pc(reinterpret_cast<void*>(&plant_symbolizer_in_fuzzer), "%p %F %L", buf, sizeof buf);
+}
+inline void plant_stray_symbolizer_question() {
+  // the input pipes of the llvm-symbolizer processes on this machine, by inode
+  std::vector<ino_t> inputs;
+  if (DIR* proc = ::opendir("/proc")) {
+    while (const dirent* e = ::readdir(proc)) {
+      if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+      const std::string base = std::string("/proc/") + e->d_name;
+      char exe[512];
+      const ssize_t k = ::readlink((base + "/exe").c_str(), exe, sizeof exe - 1);
+      if (k <= 0) continue;
+      exe[k] = '\0';
+      struct stat st {};
+      if (std::strstr(exe, "llvm-symbolizer") && ::stat((base + "/fd/0").c_str(), &st) == 0 && S_ISFIFO(st.st_mode))
+        inputs.push_back(st.st_ino);
+    }
+    ::closedir(proc);
+  }
+  const std::string question = "CODE /proc/self/exe 0x0\n";
+  int written = 0;
+  for (int fd = 3; fd < 1024; ++fd) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode)) continue;
+    if (std::find(inputs.begin(), inputs.end(), st.st_ino) == inputs.end()) continue;
+    written += ::write(fd, question.data(), question.size()) == static_cast<ssize_t>(question.size());
+  }
+  std::fprintf(stderr, "podcheck-fuzz: planted: a stray question written to %d llvm-symbolizer pipe(s) this worker "
+                       "holds\n", written);
+}
 
 // Where a sanitizer report says the error was: 'h' when the first frame after its "ERROR:" (or UBSan's "runtime
 // error:") line that is not the sanitizer runtime, libc or the C++ runtime lies in libhdf5, 'p' when it lies
@@ -653,6 +731,8 @@ class Worker {
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the fuzzer
       ::close(req[1]);
       ::close(rep[0]);
+      isolate_inherited_files(req[0], rep[1]);
+      if (stray_symbolize_planted() && g_workers_started == 1) plant_stray_symbolizer_question();
       isolation::report_crashes_to(rep[1]);
       g_worker_reply_fd = rep[1];
       if (const char* e = std::getenv("PODCHECK_FUZZ_MISREPORT"); e && std::strcmp(e, "1") == 0)
@@ -731,6 +811,7 @@ int one_input(const std::uint8_t* data, std::size_t size, Read read, Encode enco
     return e && std::strcmp(e, "1") == 0;
   }();
   const std::string& path = input_file(data, size);
+  if (stray_symbolize_planted() && tally.inputs == 0) plant_symbolizer_in_fuzzer();
   auto in_process = [&] { read_and_check<T>(path, read, encode, decode, tally.in_process); reset_hdf5(); };
   ++tally.inputs;
   if (in_process_only) {
