@@ -12,11 +12,13 @@
   ctest_fuzz.py planted KIND BINARY CORPUS
       with PODCHECK_FUZZ_PLANT=KIND (fault or leak in a callback the reader calls), the run must fail with
       the sanitizer's report of it and libFuzzer's crash artifact.
-  ctest_fuzz.py isolated BINARY CORPUS [overrule | symbolizer]
+  ctest_fuzz.py isolated BINARY CORPUS [overrule | symbolizer | strdup]
       (overrule: PODCHECK_FUZZ_MISREPORT=1 too, the first worker calls the error ours; fresh workers must overrule it)
       (symbolizer: PODCHECK_FUZZ_STRAY_SYMBOLIZE=1 too, the fuzzer starts a symbolizer and the first worker leaves
       a question in every symbolizer pipe it holds, as a worker killed mid-symbolization does; every worker must
       still answer 'h', with no overrule needed)
+      (strdup: PODCHECK_FUZZ_PLANT=library-strdup instead: libhdf5 strdup()s an unterminated string, a report whose
+      first frame is the sanitizer's interceptor printed as "strdup", then libhdf5's; every worker must answer 'h')
       with PODCHECK_FUZZ_PLANT=library (libhdf5 copies an attribute into a too-small heap block, a sanitizer
       report whose first frame past the memcpy interceptor is libhdf5's), the run must finish its executions
       with those inputs counted as libhdf5 crashes, the worker's report on stderr, and no artifact.
@@ -121,13 +123,14 @@ def isolated(argv):
     binary, corpus, *mode = argv
     overrule = mode == ["overrule"]
     symbolizer = mode == ["symbolizer"]
+    strdup = mode == ["strdup"]
     wanted = 40
     with tempfile.TemporaryDirectory() as work:
         arts = os.path.join(work, "artifacts") + "/"
         new_inputs = os.path.join(work, "corpus")
         os.makedirs(arts)
         os.makedirs(new_inputs)
-        env = dict(os.environ, PODCHECK_FUZZ_PLANT="library")
+        env = dict(os.environ, PODCHECK_FUZZ_PLANT="library-strdup" if strdup else "library")
         if overrule:  # the first worker answers "ours" for the libhdf5 error: fresh workers must overrule it
             env["PODCHECK_FUZZ_MISREPORT"] = "1"
         if symbolizer:  # a symbolizer conversation left half-done must not change how later reports read
@@ -143,15 +146,20 @@ def isolated(argv):
         return fail("the run did not finish its executions")
     if not crashes or int(crashes[-1]) < 1:
         return fail("no input counted as a libhdf5 crash")
-    if "ERROR: AddressSanitizer: heap-buffer-overflow" not in out or "H5A__read" not in out:
-        return fail("the worker's sanitizer report (heap-buffer-overflow in H5A__read) is not on stderr")
+    where = "H5MM_xstrdup" if strdup else "H5A__read"
+    if "ERROR: AddressSanitizer: heap-buffer-overflow" not in out or where not in out:
+        return fail(f"the worker's sanitizer report (heap-buffer-overflow in {where}) is not on stderr")
+    if strdup and not re.search(r"#0 0x[0-9a-f]+ in strdup \(", out):
+        return fail("the report's first frame is not the strdup interceptor printed under its libc name")
+    answers = re.findall(r"worker \d+ answers '(.)' for its sanitizer report", out)
+    if strdup and set(answers) != {"h"}:
+        return fail(f"a worker answered ours for libhdf5's strdup overflow (answers {answers})")
     overruled = re.findall(r"(\d+) crashes of ours overruled", out)
     if overrule and (not overruled or int(overruled[-1]) < 1):
         return fail("the misreporting worker's answer was not overruled by a fresh worker")
     if symbolizer:
         if "planted: a stray question" not in out:
             return fail("the stray symbolizer question was not planted")
-        answers = re.findall(r"worker \d+ answers '(.)' for its sanitizer report", out)
         if not answers or set(answers) != {"h"} or (overruled and int(overruled[-1]) > 0):
             return fail(f"a worker misread its report after a stray symbolizer answer (answers {answers}, overruled "
                         f"{overruled[-1] if overruled else '?'}): workers share a symbolizer")

@@ -177,7 +177,20 @@ inline std::function<bool(const std::string&)> planted_bug() {
       H5Pclose(fapl);
       return true;
     };
-  std::fprintf(stderr, "podcheck-fuzz: PODCHECK_FUZZ_PLANT must be 'fault', 'leak' or 'library'\n");
+  if (std::strcmp(p, "library-strdup") == 0)
+    return [](const std::string&) {
+      // libhdf5 strdup()s a link-access prefix with no terminator: the report's first frame is the sanitizer's
+      // strdup interceptor, printed under the libc name ("in strdup", no source line), then libhdf5's
+      // H5MM_xstrdup (a trace-reader campaign stopped on such a report: H5MM_strdup of a corrupt attribute name)
+      char* prefix = static_cast<char*>(std::malloc(8));
+      std::memset(prefix, 'a', 8);
+      const hid_t lapl = H5Pcreate(H5P_LINK_ACCESS);
+      H5Pset_elink_prefix(lapl, prefix);  // heap-buffer-overflow inside libhdf5 (the strdup interceptor)
+      H5Pclose(lapl);
+      std::free(prefix);
+      return true;
+    };
+  std::fprintf(stderr, "podcheck-fuzz: PODCHECK_FUZZ_PLANT must be 'fault', 'leak', 'library' or 'library-strdup'\n");
   std::abort();
 }
 
@@ -404,9 +417,15 @@ inline void plant_stray_symbolizer_question() {
 }
 
 // Where a sanitizer report says the error was: 'h' when the first frame after its "ERROR:" (or UBSan's "runtime
-// error:") line that is not the sanitizer runtime, libc or the C++ runtime lies in libhdf5, 'p' when it lies
-// elsewhere, 0 when the text has no such frame. The rule fuzz/long_run.py's triage applies to artifacts.
-inline char report_origin(const char* text, std::size_t n) {
+// error:") line that is not the sanitizer runtime, libc or the C++ runtime lies in libhdf5 (or the compression
+// libraries its filters call), 'p' when it lies elsewhere, 0 when the text has no such frame. The rule
+// fuzz/long_run.py's triage applies to artifacts. The runtime is known by name (the list below) and by place: a
+// named frame in the target's own executable without a source line ("in strdup (EXE+0x...)") is the sanitizer
+// runtime or libFuzzer, linked in statically and built without line tables, while every function of podcheck's
+// carries its file and line; an interceptor printed under its libc name (strdup, strcmp, ...) is caught so (a
+// trace-reader campaign stopped on a libhdf5 heap overflow whose first frame was "in strdup"). A frame with no
+// name at all (symbolization failed) is not assumed to be the runtime. exe: the target's path, "" if unknown.
+inline char report_origin(const char* text, std::size_t n, std::string_view exe = {}) {
   static const char* const runtime[] = {"__interceptor_", "__asan", "__sanitizer", "__ubsan", "__lsan", "fuzzer::",
                                         "__libc_", "_start", "raise", "abort", "memcpy", "memmove", "memset",
                                         "strlen", "malloc", "calloc", "realloc", "free"};
@@ -432,9 +451,16 @@ inline char report_origin(const char* text, std::size_t n) {
     if (in != std::string_view::npos) {
       const std::string_view fn = line.substr(in + 4);
       for (const char* r : runtime) is_runtime |= fn.substr(0, std::strlen(r)) == r;
+      if (!exe.empty()) {  // "(EXE+0x": in the executable, no source line
+        const std::size_t at_exe = fn.find(exe);
+        is_runtime |= at_exe != std::string_view::npos && at_exe > 0 && fn[at_exe - 1] == '(' &&
+                      fn.substr(at_exe + exe.size(), 3) == "+0x";
+      }
     }
     if (is_runtime) continue;
-    return line.find("libhdf5") != std::string_view::npos ? 'h' : 'p';
+    const bool library = line.find("libhdf5") != std::string_view::npos || line.find("/libz.so") != std::string_view::npos ||
+                         line.find("/libsz.so") != std::string_view::npos || line.find("/libaec.so") != std::string_view::npos;
+    return library ? 'h' : 'p';
   }
   return 0;
 }
@@ -453,7 +479,9 @@ inline void worker_sanitizer_death() {
     n = k > 0 ? static_cast<std::size_t>(k) : 0;
     (void)!::write(2, text, n);
   }
-  char origin = report_origin(text, n);
+  static char exe[4096];
+  const ssize_t ke = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  char origin = report_origin(text, n, std::string_view(exe, ke > 0 ? static_cast<std::size_t>(ke) : 0));
   if (origin == 0) origin = isolation::libhdf5_on_stack() ? 'h' : 'p';
   if (g_worker_misreports) origin = 'p';  // the harness's self-test of a worker that answers wrongly
   {  // what this worker answers, and from what (the parent's verdict on the input follows from it)

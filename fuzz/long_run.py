@@ -42,8 +42,14 @@ def env():
     return e
 
 
-def first_relevant_frame(report):
-    """(function, module-or-source) of the first stack frame after the first sanitizer error line."""
+LIBRARY = ("libhdf5", "/libz.so", "/libsz.so", "/libaec.so")  # libhdf5 and the compression libraries of its filters
+
+
+def first_relevant_frame(report, binary=""):
+    """(function, module-or-source) of the first stack frame after the first sanitizer error line that is not the
+    sanitizer runtime, libc or the C++ runtime (the worker's rule, fuzz_common.hpp report_origin): the runtime by
+    name, and by place: a named frame in the target's executable without a source line, "in strdup (EXE+0x...)"."""
+    exe = f"({os.path.realpath(binary)}+0x" if binary else None
     lines = report.splitlines()
     start = next((i for i, l in enumerate(lines) if "ERROR:" in l or "runtime error:" in l), None)
     if start is None:
@@ -56,6 +62,8 @@ def first_relevant_frame(report):
         fn = re.search(r" in (\S+)", l)
         name = fn.group(1) if fn else ""
         if name.startswith(RUNTIME) or "libc.so" in l or "libstdc++" in l or "libgcc" in l:
+            continue
+        if fn and exe and exe in l:
             continue
         return name, l.strip()
     return None
@@ -73,14 +81,14 @@ def classify(binary, artifact):
         if rc == 0:
             continue
         reports.append(out)
-        f = first_relevant_frame(out)
-        if f and "libhdf5" not in f[1] and "libz" not in f[1]:
+        f = first_relevant_frame(out, binary)
+        if f and not any(lib in f[1] for lib in LIBRARY):
             return "ours", out
     if not reports:
         return "not reproduced", ""
     for out in reports:
-        f = first_relevant_frame(out)
-        if f and "libhdf5" in f[1]:
+        f = first_relevant_frame(out, binary)
+        if f and any(lib in f[1] for lib in LIBRARY):
             return "libhdf5", out
     return "ours", reports[0]  # failed without a sanitizer frame we can place: not to be waved through
 
