@@ -1191,6 +1191,7 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   int per_sm = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, m.kern.fused, kThreads, m.kern.smem));
   if (per_sm < 1) throw CudaError("pod_fused_kernel cannot be resident (occupancy 0)");
+  if (const int cap = env_knob(kTuningKnobs[3], 1, per_sm, 1); cap > 0) per_sm = cap;  // experiment: fewer per SM
   m.plan = make_plan(p, sms * per_sm, per_sm, tuning_from_env(per_sm));
   m.grid = sms * per_sm;
 

@@ -63,9 +63,11 @@ struct ItemSpan {
 
 // Overrides of the planner's choices, for experiments (PreparedPod reads them from the environment:
 // PODCHECK_CUDA_PREFILL_CTAS, PODCHECK_CUDA_DECODE_CHUNK, PODCHECK_CUDA_PREFILL_CHUNK; docs/KERNEL.md).
-// The environment variables of those overrides, in PlanTuning's order (read by PreparedPod, printed by the bench).
-inline constexpr const char* kTuningKnobs[3] = {"PODCHECK_CUDA_PREFILL_CTAS", "PODCHECK_CUDA_PREFILL_CHUNK",
-                                                "PODCHECK_CUDA_DECODE_CHUNK"};
+// The environment variables of those overrides, in PlanTuning's order, then the launch's own one
+// (PODCHECK_CUDA_CTAS_PER_SM: resident CTAs per SM, at most what occupancy allows): read by PreparedPod, printed
+// by the bench.
+inline constexpr const char* kTuningKnobs[4] = {"PODCHECK_CUDA_PREFILL_CTAS", "PODCHECK_CUDA_PREFILL_CHUNK",
+                                                "PODCHECK_CUDA_DECODE_CHUNK", "PODCHECK_CUDA_CTAS_PER_SM"};
 struct PlanTuning {
   int prefill_ctas_per_sm = -1;  // -1: proportional to each side's work; else 0 .. ctas_per_sm
   int chunk_tokens[2] = {-1, -1};  // per side: -1 the planner's choice (or kv_chunk_tokens); 0 no split; > 0 tokens
