@@ -44,11 +44,15 @@
 //                   divisions by the group size through a FastDiv, and each output row's destination resolved
 //                   once. Same rounding points as v3.1 (P rounded to the query dtype, fp32 state); not bit-identical
 //                   (the scale is folded into the exponent, the row sums are added in another order).
-//   v3.3 (this file) v3.2 plus a Hopper (sm_90a) prefill: S = Q K^T and O += P V on wgmma m64nNk16 for one
+//   v3.3            v3.2 plus a Hopper (sm_90a) prefill: S = Q K^T and O += P V on wgmma m64nNk16 for one
 //                   warpgroup (the CTA's 4 warps, the 64-row item), A from registers (Q fragments kept per item,
 //                   P from the softmax), B from K / V stages in [TK][64]-element blocks with the 128-byte swizzle
 //                   (kernels/pod/wgmma_sm90.cuh); softmax, masks and row sums shared with the mma.sync path, which
 //                   stays for sm_80, fp8 KV, the feature paths, head_dim 256 and the decode side.
+//   v3.4 (this file) v3.3's arithmetic in 3 CTAs per SM at head_dim 128 on sm_90 (2 before): decode rings of 2
+//                   stages (as fast as 3, notebook step 5), mma.sync prefill tiles of 32 tokens, the wgmma
+//                   prefill's stage 1 overlaying its Q tile (Q lives in registers there), 168 registers; a launch
+//                   with no prefill work keeps 2 CTAs per SM (the decode gains nothing from a third).
 #include "kernels/host/cuda_check.hpp"
 #include "kernels/pod/fast_div.hpp"
 #include "kernels/pod/pod_launch.hpp"
@@ -267,8 +271,10 @@ __device__ __forceinline__ void ldsm_x4_trans(std::uint32_t* r, const void* p) {
 // 16-bit KV tiles are stored padded (row = D + 8 elements: ldmatrix rows fall on distinct banks) and read by
 // ldmatrix directly. fp8 KV is copied raw (dense rows of D bytes) into the stages and converted (exactly) by
 // the thread that copied it into one padded 16-bit tile after the copy completed.
-template <int D> constexpr int kDecStages = D == 256 ? 2 : 3;  // per-warp cp.async stages of the decode path
-template <int D> constexpr int kPreKV = D == 256 ? 32 : 64;     // prefill KV tile (tokens; D 256: registers, smem)
+template <int D> constexpr int kDecStages = D == 64 ? 3 : 2;  // per-warp cp.async stages of the decode path
+template <int D> constexpr int kPreKV = D == 64 ? 64 : 32;      // prefill KV tile, mma.sync path (tokens; smem)
+// the sm_90a wgmma prefill's KV tile: Q lives in registers there, so stage 1 overlays the Q tile (Smem::wg_bytes)
+template <int D> constexpr int kPreKVWg = 64;
 template <int D> constexpr int tile16_bytes(int ntok) { return ntok * (D + 8) * 2; }  // one padded 16-bit tile
 template <int D, class KVT> constexpr int stage_bytes(int ntok) {                      // K + V of one stage
   return sizeof(KVT) == 1 ? 2 * ntok * D : 2 * tile16_bytes<D>(ntok);
@@ -291,9 +297,12 @@ template <int D, class KVT> struct Smem {
   static constexpr int dec_bytes = dec_q + kWarps * dec_warp;
   // prefill on the sm_90a path (16-bit KV, head_dim 64 / 128): Q as above | 2 stages of K, V as [TK][64]-element
   // blocks with the 128-byte swizzle (no padding; every block 1024-byte aligned: pre_q is a multiple of 1024)
-  static constexpr int wg_block = kPreKV<D> * D * 2;  // one of K or V in a stage
-  static constexpr int wg_bytes = pre_q + 2 * 2 * wg_block;
+  // Layout [stage 1 | stage 0]: the Q tile is written at offset 0, read once into the warps' registers, and then
+  // stage 1 (at least as large) takes its place, so the Q tile costs no shared memory of its own
+  static constexpr int wg_block = kPreKVWg<D> * D * 2;  // one of K or V in a stage
+  static constexpr int wg_bytes = 2 * 2 * wg_block;
   static_assert(pre_q % 1024 == 0 && wg_block % 1024 == 0, "1024-byte aligned swizzled blocks");
+  static_assert(2 * wg_block >= pre_q, "stage 1 covers the Q tile it overlays");
   // + 1024: the kernel aligns its dynamic shared memory to 1024 bytes (the swizzle is of absolute addresses)
   static constexpr int bytes =
       1024 + (pre_bytes > dec_bytes ? (pre_bytes > wg_bytes ? pre_bytes : wg_bytes) : (dec_bytes > wg_bytes ? dec_bytes : wg_bytes));
@@ -785,11 +794,11 @@ __device__ __forceinline__ void prefill_item(const KParams& P, const SideDev& SD
                                              unsigned char* smem, int tid) {
   using L = Smem<D, KVT>;
   constexpr int SD = D + 8;
-  constexpr int TK = kPreKV<D>;
   constexpr int NT_D = D / 8;
   // sm_90a: S = Q K^T and O += P V on wgmma from swizzled stages (attend_tile_wg) for 16-bit KV without the
   // feature paths at head_dim 64 / 128; everything else (and every other architecture) on mma.sync.
   constexpr bool WG = PODCHECK_WGMMA && !F && !L::kConv && (D == 64 || D == 128);
+  constexpr int TK = WG ? kPreKVWg<D> : kPreKV<D>;
   const int warp = tid >> 5, lane = tid & 31, tq = lane & 3;
   const ItemCtx c = item_ctx(P, SDv, it, kTileQ);
   const int packed = c.packed, kv_lo = c.kv_lo, kv_hi = c.kv_hi;
@@ -798,9 +807,9 @@ __device__ __forceinline__ void prefill_item(const KParams& P, const SideDev& SD
   unsigned char* stage0 = smem + L::pre_q;
   QT* Kc = reinterpret_cast<QT*>(smem + L::pre_q + 2 * L::stage(TK));  // fp8: converted tiles
   QT* Vc = Kc + TK * SD;
-  auto stage_k = [&](int s) { return WG ? stage0 + s * 2 * L::wg_block : stage0 + s * L::stage(TK); };
+  auto stage_k = [&](int s) { return WG ? smem + (s ^ 1) * 2 * L::wg_block : stage0 + s * L::stage(TK); };
   auto stage_v = [&](int s) {
-    return WG ? stage0 + s * 2 * L::wg_block + L::wg_block
+    return WG ? smem + (s ^ 1) * 2 * L::wg_block + L::wg_block
               : stage0 + s * L::stage(TK) + (L::kConv ? TK * D : L::tile16(TK));
   };
   std::uint32_t qf[WG ? D / 16 : 1][4];  // sm_90a: the warp's Q fragments (wgmma's A), loaded once per item
@@ -820,6 +829,14 @@ __device__ __forceinline__ void prefill_item(const KParams& P, const SideDev& SD
   const KvSrc src = kv_src<KVT>(SDv, c.page_base, it.kv_head);
   if (n_tiles > 0) issue_kv_tile<D, TK, kThreads, KVT, WG>(SDv, src, kv_lo, kv_hi, stage_k(0), stage_v(0), tid);
   cp_async_commit();
+#if PODCHECK_WGMMA
+  if constexpr (WG) {  // the warp's Q fragments into registers; then stage 1 may overwrite the Q tile
+    __syncthreads();
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) ldsm_x4(qf[kk], Qs + (warp * 16 + (lane & 15)) * SD + kk * 16 + (lane >> 4) * 8);
+    __syncthreads();
+  }
+#endif
   for (int k = 0; k < n_tiles; ++k) {
     const int s = k & 1;
     // Stage s ^ 1 was last read in iteration k - 1, which ended with a barrier.
@@ -846,10 +863,6 @@ __device__ __forceinline__ void prefill_item(const KParams& P, const SideDev& SD
     }
 #if PODCHECK_WGMMA
     if constexpr (WG) {  // every warp: wgmma is warpgroup-wide (rows past the request compute on zeros)
-      if (k == 0)
-#pragma unroll
-        for (int kk = 0; kk < D / 16; ++kk)
-          ldsm_x4(qf[kk], Qs + (warp * 16 + (lane & 15)) * SD + kk * 16 + (lane >> 4) * 8);
       attend_tile_wg<D, TK, QT>(qf, smem_u32(stage_k(s)), smem_u32(stage_v(s)), kv_lo + k * TK, M, o, m, d, lane);
     } else
 #endif
@@ -982,9 +995,14 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
 }
 
 // ---- the fused kernel ----------------------------------------------------------------------------------
-// Minimum CTAs per SM for the register budget: what shared memory allows anyway (D 64: 3, D 128: 2, D 256: 1),
-// so registers never cost occupancy and ptxas does not spill to stay under a tighter default target.
-template <int D> constexpr int kMinCtas = D == 64 ? 3 : D == 128 ? 2 : 1;
+// Minimum CTAs per SM for the register budget: what shared memory allows anyway (D 64: 3, D 128: 3 on sm_90 from
+// v3.4, 2 on sm_80, whose 164 KB hold two; D 256: 1). At D 128 the third CTA costs ptxas 52-84 bytes of spill
+// (168 registers); it pays: mix A fused 0.376 -> 0.346 ms, B 0.657 -> 0.534, C 0.357 -> 0.321 (notebook step 6).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+template <int D> constexpr int kMinCtas = D == 256 ? 1 : D == 128 ? 2 : 3;
+#else
+template <int D> constexpr int kMinCtas = D == 256 ? 1 : 3;
+#endif
 template <int D, class QT, class KVT, bool F>
 __global__ void __launch_bounds__(kThreads, kMinCtas<D>) pod_fused_kernel(const __grid_constant__ KParams P) {
   extern __shared__ uint4 smem_raw[];
@@ -1191,6 +1209,10 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   int per_sm = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, m.kern.fused, kThreads, m.kern.smem));
   if (per_sm < 1) throw CudaError("pod_fused_kernel cannot be resident (occupancy 0)");
+  // With no prefill work, at most 2 CTAs per SM: the decode's throughput per SM barely grows with resident CTAs
+  // (1 -> 2: 1.17x, notebook step 5), while every slot more makes a last wave of fewer items (mix B's decode alone:
+  // 512 items, 0.280 ms on 264 slots, 0.323 on 396)
+  if (!p.prefill.present || p.prefill.num_requests == 0) per_sm = std::min(per_sm, 2);
   if (const int cap = env_knob(kTuningKnobs[3], 1, per_sm, 1); cap > 0) per_sm = cap;  // experiment: fewer per SM
   m.plan = make_plan(p, sms * per_sm, per_sm, tuning_from_env(per_sm));
   m.grid = sms * per_sm;
@@ -1256,7 +1278,7 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   st.smem_bytes = (int)m.kern.smem;
   st.tile_q_prefill = kTileQ;
   st.tile_q_decode = kTileQDecode;
-  st.tile_kv = p.head_dim == 256 ? kPreKV<256> : kPreKV<128>;  // prefill KV tile; decode warps use kTileKVDecode
+  st.tile_kv = p.head_dim == 64 ? kPreKV<64> : p.head_dim == 128 ? kPreKV<128> : kPreKV<256>;  // prefill KV tile; decode warps use kTileKVDecode
   st.items_prefill = (int)m.plan.side[0].items.size();
   st.items_decode = (int)m.plan.side[1].items.size();
   st.max_splits_prefill = m.plan.side[0].max_splits;
@@ -1361,7 +1383,7 @@ thread_local std::string g_last_error;
 
 extern "C" const pod_kernel_info* podcheck_kernel_info(void) {
   static const pod_kernel_info info{POD_ABI_VERSION, podcheck::kernels::kKernelName, podcheck::kernels::kKernelVersion,
-                                    "fused POD v3.3: SM-aware CTA roles, sm_90a wgmma prefill, decode split over warps, cp.async pipelines, ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
+                                    "fused POD v3.4: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill, decode split over warps, cp.async pipelines, ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
   return &info;
 }
 

@@ -244,3 +244,31 @@ TEST_CASE("not-supported features are reported and nothing is launched", "[gpu]"
   CHECK(r.run.message.find("head_dim 96") != std::string::npos);
   CHECK_FALSE(r.outputs.out_p.has_value());
 }
+
+TEST_CASE("residency at head_dim 128: 3 CTAs per SM with prefill work on sm_90, 2 for a decode-only launch (v3.4)",
+          "[gpu]") {
+  require_gpu();
+  int dev = 0, sms = 0, major = 0;
+  REQUIRE(cudaGetDevice(&dev) == cudaSuccess);
+  REQUIRE(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess);
+  REQUIRE(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess);
+  CaseSpec s;
+  s.name = "residency-pod";
+  s.dtype_q = s.dtype_kv = DType::bfloat16;
+  s.heads = 32;
+  s.kv_heads = 8;
+  s.prefill = dense_prefill(256, 512);
+  s.decode = decode({300, 700, 1024});
+  const Case pod = test::build_case(s);
+  const RunOutcome with_prefill = run_case(KernelHandle::builtin(), pod, 0);
+  REQUIRE(with_prefill.run.status == RunStatus::ran);
+  CHECK(with_prefill.stats.grid_ctas == sms * (major == 9 ? 3 : 2));
+  check_case(pod, s.name);
+  s.name = "residency-decode-only";
+  s.prefill = SideSpec{};
+  const Case dec = test::build_case(s);
+  const RunOutcome decode_only = run_case(KernelHandle::builtin(), dec, 0);
+  REQUIRE(decode_only.run.status == RunStatus::ran);
+  CHECK(decode_only.stats.grid_ctas == sms * 2);
+  check_case(dec, s.name);
+}
