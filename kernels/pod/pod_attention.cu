@@ -49,8 +49,8 @@
 //                   P from the softmax), B from K / V stages in [TK][64]-element blocks with the 128-byte swizzle
 //                   (kernels/pod/wgmma_sm90.cuh); softmax, masks and row sums shared with the mma.sync path, which
 //                   stays for sm_80, fp8 KV, the feature paths, head_dim 256 and the decode side.
-//   v3.4 (this file) v3.3's arithmetic in 3 CTAs per SM at head_dim 128 on sm_90 (2 before): decode rings of 2
-//                   stages (as fast as 3, notebook step 5), mma.sync prefill tiles of 32 tokens, the wgmma
+//   v3.4 (this file) 3 CTAs per SM at head_dim 128 on sm_90 (2 before): decode rings of 2 stages (as fast as 3,
+//                   notebook step 5), mma.sync prefill tiles of 32 tokens (their softmax steps by 32), the wgmma
 //                   prefill's stage 1 overlaying its Q tile (Q lives in registers there), 168 registers; a launch
 //                   with no prefill work keeps 2 CTAs per SM (the decode gains nothing from a third).
 #include "kernels/host/cuda_check.hpp"
@@ -1212,7 +1212,7 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   // With no prefill work, at most 2 CTAs per SM: the decode's throughput per SM barely grows with resident CTAs
   // (1 -> 2: 1.17x, notebook step 5), while every slot more makes a last wave of fewer items (mix B's decode alone:
   // 512 items, 0.280 ms on 264 slots, 0.323 on 396)
-  if (!p.prefill.present || p.prefill.num_requests == 0) per_sm = std::min(per_sm, 2);
+  if (!p.prefill.present || p.prefill.num_requests == 0 || p.only_side == 2) per_sm = std::min(per_sm, 2);
   if (const int cap = env_knob(kTuningKnobs[3], 1, per_sm, 1); cap > 0) per_sm = cap;  // experiment: fewer per SM
   m.plan = make_plan(p, sms * per_sm, per_sm, tuning_from_env(per_sm));
   m.grid = sms * per_sm;
