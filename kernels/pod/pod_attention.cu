@@ -65,6 +65,9 @@
 #else
 #define PODCHECK_WGMMA 0
 #endif
+// Whether the device code that runs was compiled with the wgmma prefill: each compilation pass defines it, and the
+// host reads the one the loaded image holds (its prefill KV tile, pod_run_stats::tile_kv, depends on it).
+__device__ int podcheck_wgmma_built = PODCHECK_WGMMA;  // read-only in practice; not const, so it is emitted
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -295,10 +298,10 @@ template <int D, class KVT> struct Smem {
       kDecStages<D> * stage_bytes<D, KVT>(kTileKVDecode) + (kConv ? 2 * tile16_bytes<D>(kTileKVDecode) : 0);
   static constexpr int dec_scratch = kTileQDecode * SD * 4 + 2 * kTileQDecode * 4;
   static constexpr int dec_bytes = dec_q + kWarps * dec_warp;
-  // prefill on the sm_90a path (16-bit KV, head_dim 64 / 128): Q as above | 2 stages of K, V as [TK][64]-element
-  // blocks with the 128-byte swizzle (no padding; every block 1024-byte aligned: pre_q is a multiple of 1024)
-  // Layout [stage 1 | stage 0]: the Q tile is written at offset 0, read once into the warps' registers, and then
-  // stage 1 (at least as large) takes its place, so the Q tile costs no shared memory of its own
+  // prefill on the sm_90a path (16-bit KV, head_dim 64 / 128): 2 stages of K, V as [TK][64]-element blocks with
+  // the 128-byte swizzle (no padding; every block 1024-byte aligned), laid out [stage 1 | stage 0]: the Q tile
+  // (padded, as above) is written at offset 0, read once into the warps' registers, and then stage 1 (at least as
+  // large) takes its place, so the Q tile costs no shared memory of its own
   static constexpr int wg_block = kPreKVWg<D> * D * 2;  // one of K or V in a stage
   static constexpr int wg_bytes = 2 * 2 * wg_block;
   static_assert(pre_q % 1024 == 0 && wg_block % 1024 == 0, "1024-byte aligned swizzled blocks");
@@ -1278,7 +1281,17 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   st.smem_bytes = (int)m.kern.smem;
   st.tile_q_prefill = kTileQ;
   st.tile_q_decode = kTileQDecode;
-  st.tile_kv = p.head_dim == 64 ? kPreKV<64> : p.head_dim == 128 ? kPreKV<128> : kPreKV<256>;  // prefill KV tile; decode warps use kTileKVDecode
+  // the prefill's KV tile (decode warps use kTileKVDecode): the wgmma path's where the loaded image has it and the
+  // case takes it (16-bit KV, no feature, head_dim 64 / 128), else the mma.sync path's
+  int wgmma_built = 0;
+  CUDA_CHECK(cudaMemcpyFromSymbol(&wgmma_built, podcheck_wgmma_built, sizeof(int)));
+  const bool fp8_kv = p.dtype_kv == POD_DTYPE_E4M3 || p.dtype_kv == POD_DTYPE_E5M2;
+  const bool wg_path = wgmma_built && !fp8_kv && !uses_features(p.prefill) && !uses_features(p.decode) &&
+                       p.head_dim <= 128;
+  st.tile_kv = wg_path             ? kPreKVWg<128>
+               : p.head_dim == 64  ? kPreKV<64>
+               : p.head_dim == 128 ? kPreKV<128>
+                                   : kPreKV<256>;
   st.items_prefill = (int)m.plan.side[0].items.size();
   st.items_decode = (int)m.plan.side[1].items.size();
   st.max_splits_prefill = m.plan.side[0].max_splits;
