@@ -347,8 +347,9 @@ inline int g_workers_started = 0;
 // pipes, so every worker of a campaign shared the fuzzer's symbolizer: a worker that died in the middle of a
 // conversation with it (killed after a hang, or sent SIGABRT as its report began) left an answer in the pipe
 // that the next worker read as the answer to its own question, and from then on every report's frames carried
-// the names and source lines of other frames. A libhdf5 frame printed with one of podcheck's source lines is
-// "ours": the misreports that stopped two fixture-reader campaigns (ctest fuzz-symbolizer plants exactly that).
+// the names and source lines of other frames. A libhdf5 frame printed with one of podcheck's source lines, or with
+// no name, is "ours" (ctest fuzz-symbolizer plants exactly that): the likely cause of the misreports that stopped
+// two fixture-reader campaigns (their logs were gone by the time this was found, so it is not proven).
 // With /dev/null in their place, the runtime's first question in a worker reads nothing, it says so in one
 // warning line of that report, and it starts a symbolizer of the worker's own, which dies with the worker.
 inline void isolate_inherited_files(int keep_a, int keep_b) {
