@@ -21,9 +21,10 @@ if(PODCHECK_SANITIZE)
 endif()
 if(PODCHECK_FUZZ)
   add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:-fsanitize=fuzzer-no-link>")
-  # The fuzz harness tells the sanitizer runtime from podcheck's code in a report by the source line (a named
-  # frame of the executable without one is the runtime: fuzz_common.hpp report_origin), so our code always carries
-  # line tables, also in a build type that would have none (Debug and RelWithDebInfo have them already)
+  # The triage of fuzz artifacts tells the sanitizer runtime from podcheck's code in a report by the source line (a
+  # named frame of the executable without one is the runtime: fuzz/long_run.py first_relevant_frame; the workers
+  # place frames by address instead), so our code always carries line tables, also in a build type that would have
+  # none (Debug and RelWithDebInfo have them already)
   if(NOT CMAKE_BUILD_TYPE MATCHES "^(Debug|RelWithDebInfo)$")
     add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:-gline-tables-only>")
   endif()

@@ -53,6 +53,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
@@ -64,6 +65,7 @@
 #include <string_view>
 #include <vector>
 #include <dirent.h>
+#include <elf.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -417,51 +419,178 @@ inline void plant_stray_symbolizer_question() {
                        "holds\n", written);
 }
 
+// What the code at an address is, from this process's own address space (a worker is a fork of the fuzzer:
+// the same mappings), so that a report is classified by its program counters and not by the names a
+// symbolizer printed for them: a fuzz run can then go without symbolization (ASAN_OPTIONS symbolize=0, as CI's
+// and the campaigns' runs do: a worker starts a cold llvm-symbolizer of its own for each report, which cost
+// about 15 % of a run), and a report whose names came out wrong can no longer mislead the rule.
+//   library   libhdf5 and the compression libraries its filters call (libz, libsz, libaec)
+//   system    libc, the C++ runtime and libgcc's unwinder
+//   runtime   the sanitizer runtime and libFuzzer: in the target's executable, in a function that has no PC in
+//             SanitizerCoverage's PC table (every function compiled with -fsanitize=fuzzer has its entry
+//             block there, podcheck's code and the library templates it instantiates; the runtime, linked in
+//             statically, has none). The functions are the executable's ELF symbol table.
+//   ours      an instrumented function of the executable
+//   other     anything else: another library, an address in no module, a place in the executable that no
+//             function symbol covers (not assumed to be the runtime)
+// Built once in the fuzzer before the first worker starts; lookups neither allocate nor lock (the death
+// callback uses them).
+extern "C" const std::uintptr_t* podcheck_fuzz_pcs_begin();
+extern "C" const std::uintptr_t* podcheck_fuzz_pcs_end();
+
+class CodeMap {
+ public:
+  enum class Kind : char { library, system, runtime, ours, other };
+
+  static const CodeMap& get() {
+    static const CodeMap map;
+    return map;
+  }
+
+  Kind classify(std::uintptr_t pc) const {
+    for (const Module& m : modules_)
+      if (pc >= m.lo && pc < m.hi) {
+        if (m.kind != Kind::ours) return m.kind;
+        const std::uintptr_t off = pc - exe_base_;
+        auto it = std::upper_bound(functions_.begin(), functions_.end(), off,
+                                   [](std::uintptr_t v, const Function& f) { return v < f.start; });
+        if (it == functions_.begin()) return Kind::other;
+        --it;
+        if (off >= it->start + it->size) return Kind::other;
+        return it->instrumented ? Kind::ours : Kind::runtime;
+      }
+    return Kind::other;
+  }
+
+  std::size_t functions() const { return functions_.size(); }
+  std::size_t instrumented() const {
+    return static_cast<std::size_t>(std::count_if(functions_.begin(), functions_.end(),
+                                                  [](const Function& f) { return f.instrumented; }));
+  }
+
+ private:
+  struct Module {
+    std::uintptr_t lo, hi;
+    Kind kind;  // ours: the executable (its functions tell)
+  };
+  struct Function {
+    std::uintptr_t start, size;  // offsets in the executable
+    bool instrumented;
+  };
+  std::vector<Module> modules_;
+  std::vector<Function> functions_;
+  std::uintptr_t exe_base_ = 0;
+  int objects_ = 0;
+
+  CodeMap() {
+    dl_iterate_phdr([](dl_phdr_info* info, std::size_t, void* self) -> int {
+      auto* map = static_cast<CodeMap*>(self);
+      const std::string_view name = info->dlpi_name ? info->dlpi_name : "";
+      const bool exe = map->objects_++ == 0;  // the first object is the program itself
+      Kind kind = Kind::other;
+      if (exe) {
+        kind = Kind::ours;
+        map->exe_base_ = info->dlpi_addr;
+      } else if (name.find("libhdf5") != name.npos || name.find("/libz.so") != name.npos ||
+                 name.find("/libsz.so") != name.npos || name.find("/libaec.so") != name.npos) {
+        kind = Kind::library;
+      } else if (name.find("/libc.so") != name.npos || name.find("/libstdc++") != name.npos ||
+                 name.find("/libgcc") != name.npos) {
+        kind = Kind::system;
+      }
+      for (int i = 0; i < info->dlpi_phnum; ++i)
+        if (info->dlpi_phdr[i].p_type == PT_LOAD) {
+          const std::uintptr_t lo = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+          map->modules_.push_back({lo, lo + info->dlpi_phdr[i].p_memsz, kind});
+        }
+      return 0;
+    }, this);
+    read_functions();
+    const std::uintptr_t* pcs = podcheck_fuzz_pcs_begin();
+    const std::uintptr_t* end = podcheck_fuzz_pcs_end();
+    if (!pcs || end <= pcs) harness_failure("no SanitizerCoverage PC table (__sancov_pcs): build with -fsanitize=fuzzer", 0);
+    for (; pcs + 1 < end; pcs += 2) {  // (PC, flags) pairs
+      const std::uintptr_t off = pcs[0] - exe_base_;
+      auto it = std::upper_bound(functions_.begin(), functions_.end(), off,
+                                 [](std::uintptr_t v, const Function& f) { return v < f.start; });
+      if (it != functions_.begin() && off < (it - 1)->start + (it - 1)->size) (it - 1)->instrumented = true;
+    }
+  }
+
+  // The executable's function symbols (.symtab, else .dynsym), as [start, start + size) offsets.
+  void read_functions() {
+    const int fd = ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) harness_failure("cannot open /proc/self/exe");
+    auto read_at = [&](void* to, std::size_t n, std::uint64_t at) {
+      for (std::size_t got = 0; got < n;) {
+        const ssize_t k = ::pread(fd, static_cast<char*>(to) + got, n - got, static_cast<off_t>(at + got));
+        if (k <= 0) harness_failure("cannot read the executable's symbol table", k == 0 ? EIO : errno);
+        got += static_cast<std::size_t>(k);
+      }
+    };
+    ElfW(Ehdr) eh{};
+    read_at(&eh, sizeof eh, 0);
+    if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_shentsize != sizeof(ElfW(Shdr)))
+      harness_failure("the executable is not an ELF file this harness reads", 0);
+    std::vector<ElfW(Shdr)> sections(eh.e_shnum);
+    read_at(sections.data(), sections.size() * sizeof(ElfW(Shdr)), eh.e_shoff);
+    const ElfW(Shdr)* table = nullptr;
+    for (const auto& sh : sections)
+      if (sh.sh_type == SHT_SYMTAB) table = &sh;
+    if (!table)
+      for (const auto& sh : sections)
+        if (sh.sh_type == SHT_DYNSYM) table = &sh;
+    if (!table || table->sh_entsize != sizeof(ElfW(Sym))) harness_failure("the executable has no symbol table", 0);
+    std::vector<ElfW(Sym)> syms(table->sh_size / sizeof(ElfW(Sym)));
+    read_at(syms.data(), syms.size() * sizeof(ElfW(Sym)), table->sh_offset);
+    ::close(fd);
+    for (const auto& s : syms)
+      if (ELF64_ST_TYPE(s.st_info) == STT_FUNC && s.st_shndx != SHN_UNDEF && s.st_size > 0)
+        functions_.push_back({s.st_value, s.st_size, false});
+    std::sort(functions_.begin(), functions_.end(), [](const Function& a, const Function& b) { return a.start < b.start; });
+    // aliases (one function under several names) to one entry
+    functions_.erase(std::unique(functions_.begin(), functions_.end(),
+                                 [](const Function& a, const Function& b) { return a.start == b.start; }),
+                     functions_.end());
+  }
+};
+
 // Where a sanitizer report says the error was: 'h' when the first frame after its "ERROR:" (or UBSan's "runtime
 // error:") line that is not the sanitizer runtime, libc or the C++ runtime lies in libhdf5 (or the compression
-// libraries its filters call), 'p' when it lies elsewhere, 0 when the text has no such frame. The rule
-// fuzz/long_run.py's triage applies to artifacts. The runtime is known by name (the list below) and by place: a
-// named frame in the target's own executable without a source line ("in strdup (EXE+0x...)") is the sanitizer
-// runtime or libFuzzer, linked in statically and built without line tables, while every function of podcheck's
-// carries its file and line; an interceptor printed under its libc name (strdup, strcmp, ...) is caught so (a
-// trace-reader campaign stopped on a libhdf5 heap overflow whose first frame was "in strdup"). A frame with no
-// name at all (symbolization failed) is not assumed to be the runtime. exe: the target's path, "" if unknown.
-inline char report_origin(const char* text, std::size_t n, std::string_view exe = {}) {
-  static const char* const runtime[] = {"__interceptor_", "__asan", "__sanitizer", "__ubsan", "__lsan", "fuzzer::",
-                                        "__libc_", "_start", "raise", "abort", "memcpy", "memmove", "memset",
-                                        "strlen", "malloc", "calloc", "realloc", "free"};
+// libraries its filters call), 'p' when it lies elsewhere, 0 when the text has no such frame. Each frame is
+// placed by its program counter ("#N 0x..."), CodeMap above, whether or not the report was symbolized; an
+// interceptor ("in strdup (EXE+0x...)" when symbolized: a trace-reader campaign stopped on a libhdf5 heap
+// overflow whose first frame read so) is the runtime by place. fuzz/long_run.py's triage applies the same rule
+// to symbolized artifacts by name and source line.
+inline char report_origin(const char* text, std::size_t n) {
   const std::string_view all(text, n);
   std::size_t at = all.find("ERROR:");
   if (at == std::string_view::npos) at = all.find("runtime error:");
   if (at == std::string_view::npos) return 0;
+  const CodeMap& map = CodeMap::get();
   while ((at = all.find('\n', at)) != std::string_view::npos) {
     ++at;
     const std::size_t end = std::min(all.find('\n', at), all.size());
-    std::string_view line = all.substr(at, end - at);
+    const std::string_view line = all.substr(at, end - at);
     const std::size_t lead = line.find_first_not_of(' ');
     if (lead == std::string_view::npos || line[lead] != '#') {
       if (line.find("SUMMARY") != std::string_view::npos) return 0;
       continue;
     }
-    if (line.find(" 0x") == std::string_view::npos) continue;
-    if (line.find("libc.so") != std::string_view::npos || line.find("libstdc++") != std::string_view::npos ||
-        line.find("libgcc") != std::string_view::npos)
-      continue;
-    const std::size_t in = line.find(" in ");
-    bool is_runtime = false;
-    if (in != std::string_view::npos) {
-      const std::string_view fn = line.substr(in + 4);
-      for (const char* r : runtime) is_runtime |= fn.substr(0, std::strlen(r)) == r;
-      if (!exe.empty()) {  // "(EXE+0x": in the executable, no source line
-        const std::size_t at_exe = fn.find(exe);
-        is_runtime |= at_exe != std::string_view::npos && at_exe > 0 && fn[at_exe - 1] == '(' &&
-                      fn.substr(at_exe + exe.size(), 3) == "+0x";
-      }
+    const std::size_t hex = line.find(" 0x");
+    if (hex == std::string_view::npos) continue;
+    std::uintptr_t pc = 0;
+    std::size_t k = hex + 3;
+    for (; k < line.size() && std::isxdigit(static_cast<unsigned char>(line[k])); ++k)
+      pc = pc * 16 + static_cast<std::uintptr_t>(std::isdigit(static_cast<unsigned char>(line[k]))
+                                                     ? line[k] - '0' : (line[k] | 0x20) - 'a' + 10);
+    if (k == hex + 3) continue;
+    switch (map.classify(pc)) {
+      case CodeMap::Kind::runtime:
+      case CodeMap::Kind::system: continue;
+      case CodeMap::Kind::library: return 'h';
+      default: return 'p';
     }
-    if (is_runtime) continue;
-    const bool library = line.find("libhdf5") != std::string_view::npos || line.find("/libz.so") != std::string_view::npos ||
-                         line.find("/libsz.so") != std::string_view::npos || line.find("/libaec.so") != std::string_view::npos;
-    return library ? 'h' : 'p';
   }
   return 0;
 }
@@ -480,9 +609,7 @@ inline void worker_sanitizer_death() {
     n = k > 0 ? static_cast<std::size_t>(k) : 0;
     (void)!::write(2, text, n);
   }
-  static char exe[4096];
-  const ssize_t ke = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
-  char origin = report_origin(text, n, std::string_view(exe, ke > 0 ? static_cast<std::size_t>(ke) : 0));
+  char origin = report_origin(text, n);
   if (origin == 0) origin = isolation::libhdf5_on_stack() ? 'h' : 'p';
   if (g_worker_misreports) origin = 'p';  // the harness's self-test of a worker that answers wrongly
   {  // what this worker answers, and from what (the parent's verdict on the input follows from it)
@@ -515,6 +642,9 @@ class Worker {
     if (m == MAP_FAILED) harness_failure("cannot map the shared coverage buffer");
     shared_ = static_cast<Shared*>(m);
     InputAllocations::install();
+    const CodeMap& map = CodeMap::get();  // before the first fork: every worker inherits it
+    std::fprintf(stderr, "podcheck-fuzz: reports are placed by address: %zu functions in the executable, %zu of them "
+                         "instrumented\n", map.functions(), map.instrumented());
     ::signal(SIGPIPE, SIG_IGN);  // a worker that died between inputs is a failed write, not the end of the run
     std::fprintf(stderr, "podcheck-fuzz: the worker ships %ld inline 8-bit counters\n", n_counters_);
   }

@@ -34,11 +34,16 @@ RUNTIME = ("__interceptor_", "__asan", "__sanitizer", "__ubsan", "__lsan", "fuzz
            "raise", "abort", "memcpy", "memmove", "memset", "strlen", "malloc", "calloc", "realloc", "free")
 
 
-def env():
+def env(symbolize=True):
+    """The sanitizers' options. The campaign's processes run unsymbolized (symbolize=0: their workers place a report
+    by its addresses, fuzz_common.hpp CodeMap; a worker's own symbolizer cost about 0.2 s per libhdf5 report); the
+    triage of artifacts runs symbolized, its rule reads names and source lines."""
     e = dict(os.environ)
     e.setdefault("LSAN_OPTIONS", f"suppressions={ROOT}/fuzz/lsan.supp:print_suppressions=0")
     e.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0:strict_string_checks=1:max_allocation_size_mb=4096")
     e.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+    for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
+        e[var] += f":symbolize={int(symbolize)}"
     return e
 
 
@@ -47,8 +52,9 @@ LIBRARY = ("libhdf5", "/libz.so", "/libsz.so", "/libaec.so")  # libhdf5 and the 
 
 def first_relevant_frame(report, binary=""):
     """(function, module-or-source) of the first stack frame after the first sanitizer error line that is not the
-    sanitizer runtime, libc or the C++ runtime (the worker's rule, fuzz_common.hpp report_origin): the runtime by
-    name, and by place: a named frame in the target's executable without a source line, "in strdup (EXE+0x...)"."""
+    sanitizer runtime, libc or the C++ runtime (the worker's rule, fuzz_common.hpp report_origin, which places frames
+    by address instead): the runtime by name, and by place: a named frame in the target's executable without a
+    source line, "in strdup (EXE+0x...)"."""
     exe = f"({os.path.realpath(binary)}+0x" if binary else None
     lines = report.splitlines()
     start = next((i for i, l in enumerate(lines) if "ERROR:" in l or "runtime error:" in l), None)
@@ -117,7 +123,7 @@ def main():
                    "-timeout=30", "-rss_limit_mb=4096", "-malloc_limit_mb=1048576", "-print_final_stats=1",
                    f"-artifact_prefix={arts}", os.path.join(work, "corpus"), corpus]
             logs.append(log_i)
-            procs.append(subprocess.Popen(cmd, stdout=open(log_i, "w"), stderr=subprocess.STDOUT, env=env()))
+            procs.append(subprocess.Popen(cmd, stdout=open(log_i, "w"), stderr=subprocess.STDOUT, env=env(False)))
         rcs = [p.wait() for p in procs]
         done = []
         for log_i in logs:
@@ -134,7 +140,7 @@ def main():
                f"-max_total_time={a.seconds}", f"-seed={a.seed}", "-timeout=30", "-rss_limit_mb=4096",
                "-malloc_limit_mb=1048576", f"-artifact_prefix={arts}", os.path.join(work, "corpus"), corpus]
         with open(log_path, "w") as log:
-            rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env()).returncode
+            rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env(False)).returncode
         text = open(log_path, errors="replace").read()
         execs = [int(m) for m in re.findall(r"^#(\d+):", text, re.M)]
         print(f"{a.target}: {execs[-1] if execs else 0} executions in {a.seconds} s (fork mode, {a.jobs} job(s), "
