@@ -272,3 +272,36 @@ TEST_CASE("residency at head_dim 128: 3 CTAs per SM with prefill work on sm_90, 
   CHECK(decode_only.stats.grid_ctas == sms * 2);
   check_case(dec, s.name);
 }
+
+TEST_CASE("a side launched alone with fewer items than resident CTAs is split by the planner and merged right",
+          "[gpu]") {
+  require_gpu();
+  int dev = 0, sms = 0;
+  REQUIRE(cudaGetDevice(&dev) == cudaSuccess);
+  REQUIRE(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess);
+  // Mix C's prefill alone (512 causal rows at the end of 4096 tokens, 32 / 8 heads, D 128): 256 items; on a GPU with
+  // more resident CTAs than that (the H200: 396) the planner splits each request's KV and the merge runs.
+  CaseSpec s;
+  s.name = "prefill-alone-split";
+  s.dtype_q = s.dtype_kv = DType::bfloat16;
+  s.heads = 32;
+  s.kv_heads = 8;
+  s.prefill = dense_prefill(512, 4096);
+  const Case pre = test::build_case(s);
+  const RunOutcome ran = run_case(KernelHandle::builtin(), pre, 0);
+  REQUIRE(ran.run.status == RunStatus::ran);
+  if (sms * 2 > 256) {
+    CHECK(ran.stats.max_splits_prefill > 1);
+    CHECK(ran.stats.merge_launched == 1);
+  }
+  check_case(pre, s.name);
+  // Few long decodes alone (8 requests of 16k tokens: 64 items): split, merged, judged.
+  s.name = "decode-alone-split";
+  s.prefill = SideSpec{};
+  s.decode = decode(std::vector<int>(8, 16384));
+  const Case dec = test::build_case(s);
+  const RunOutcome ran_d = run_case(KernelHandle::builtin(), dec, 0);
+  REQUIRE(ran_d.run.status == RunStatus::ran);
+  CHECK(ran_d.stats.max_splits_decode > 1);
+  check_case(dec, s.name, 0, true);
+}
