@@ -422,8 +422,9 @@ inline void plant_stray_symbolizer_question() {
 // What the code at an address is, from this process's own address space (a worker is a fork of the fuzzer:
 // the same mappings), so that a report is classified by its program counters and not by the names a
 // symbolizer printed for them: a fuzz run can then go without symbolization (ASAN_OPTIONS symbolize=0, as CI's
-// and the campaigns' runs do: a worker starts a cold llvm-symbolizer of its own for each report, which cost
-// about 15 % of a run), and a report whose names came out wrong can no longer mislead the rule.
+// and the campaigns' runs do: a worker starts a cold llvm-symbolizer of its own for each report, about 0.2 s of
+// wall time per libhdf5 report, docs/FORMAT.md), and a report whose names came out wrong can no longer mislead
+// the rule.
 //   library   libhdf5 and the compression libraries its filters call (libz, libsz, libaec)
 //   system    libc, the C++ runtime and libgcc's unwinder
 //   runtime   the sanitizer runtime and libFuzzer: in the target's executable, in a function that has no PC in
