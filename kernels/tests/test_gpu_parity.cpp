@@ -59,6 +59,24 @@ void check_case(const Case& c, const std::string& name, int kv_chunk = 0, bool e
   CHECK(r.status == validation::Status::passed);
 }
 
+// The device's SM count.
+int sm_count() {
+  int dev = 0, sms = 0;
+  REQUIRE(cudaGetDevice(&dev) == cudaSuccess);
+  REQUIRE(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess);
+  return sms;
+}
+
+// The bench mixes' shape, no side yet: bf16, 32 query heads over 8 KV heads, head_dim 128.
+CaseSpec bf16_h32kv8(const char* name) {
+  CaseSpec s;
+  s.name = name;
+  s.dtype_q = s.dtype_kv = DType::bfloat16;
+  s.heads = 32;
+  s.kv_heads = 8;
+  return s;
+}
+
 void check(const CaseSpec& spec, int kv_chunk = 0, bool expect_split = false) {
   check_case(test::build_case(spec), spec.name, kv_chunk, expect_split);
 }
@@ -248,15 +266,11 @@ TEST_CASE("not-supported features are reported and nothing is launched", "[gpu]"
 TEST_CASE("residency at head_dim 128: 3 CTAs per SM with prefill work on sm_90, 2 for a decode-only launch (v3.4)",
           "[gpu]") {
   require_gpu();
-  int dev = 0, sms = 0, major = 0;
+  const int sms = sm_count();
+  int dev = 0, major = 0;
   REQUIRE(cudaGetDevice(&dev) == cudaSuccess);
-  REQUIRE(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess);
   REQUIRE(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess);
-  CaseSpec s;
-  s.name = "residency-pod";
-  s.dtype_q = s.dtype_kv = DType::bfloat16;
-  s.heads = 32;
-  s.kv_heads = 8;
+  CaseSpec s = bf16_h32kv8("residency-pod");
   s.prefill = dense_prefill(256, 512);
   s.decode = decode({300, 700, 1024});
   const Case pod = test::build_case(s);
@@ -276,16 +290,10 @@ TEST_CASE("residency at head_dim 128: 3 CTAs per SM with prefill work on sm_90, 
 TEST_CASE("a side launched alone with fewer items than resident CTAs is split by the planner and merged right",
           "[gpu]") {
   require_gpu();
-  int dev = 0, sms = 0;
-  REQUIRE(cudaGetDevice(&dev) == cudaSuccess);
-  REQUIRE(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess);
+  const int sms = sm_count();
   // Mix C's prefill alone (512 causal rows at the end of 4096 tokens, 32 / 8 heads, D 128): 256 items; on a GPU with
   // more resident CTAs than that (the H200: 396) the planner splits each request's KV and the merge runs.
-  CaseSpec s;
-  s.name = "prefill-alone-split";
-  s.dtype_q = s.dtype_kv = DType::bfloat16;
-  s.heads = 32;
-  s.kv_heads = 8;
+  CaseSpec s = bf16_h32kv8("prefill-alone-split");
   s.prefill = dense_prefill(512, 4096);
   const Case pre = test::build_case(s);
   const RunOutcome ran = run_case(KernelHandle::builtin(), pre, 0);
