@@ -10,7 +10,9 @@ trap 'rm -rf "$tmp"' EXIT
 fails=0
 cmake --install "$build" --prefix "$tmp/prefix" > "$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; exit 1; }
 exe=$tmp/prefix/bin/podcheck
-out=$(cd / && "$exe" validate --tier none -q --no-artifacts 2>&1); rc=$?
+# one case in 8 (--shard 0/8): finding and reading the installed traces is what is tested here; cli:validate
+# golden/* judges every case of them (the whole replay took 30 s of CI's 64 s of main-build tests)
+out=$(cd / && "$exe" validate --tier none -q --no-artifacts --shard 0/8 2>&1); rc=$?
 if [ $rc -ne 0 ] || [[ "$out" != *"golden traces from $tmp/prefix/share/podcheck/golden (installed beside the executable)"* ]]; then
   echo "FAIL: installed validate: rc $rc"; echo "$out" | tail -5; fails=$((fails + 1))
 else
