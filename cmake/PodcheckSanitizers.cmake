@@ -33,3 +33,21 @@ if(PODCHECK_FUZZ)
     add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:-gline-tables-only>")
   endif()
 endif()
+
+# podcheck_sanitizer_fast_source(SOURCE [NO_FUZZ_COVERAGE]): a source whose loops are most of the tests' time in the
+# sanitizer build is compiled there at -O2 (the build's -O1 neither vectorises nor keeps them in registers); ASan and
+# UBSan still check it, and the arithmetic is the same (no fast-math, no FMA contraction on the baseline x86-64
+# target). NO_FUZZ_COVERAGE: also without the fuzz build's coverage instrumentation, whose per-edge counters and
+# comparison callbacks keep loops from vectorising; only for code no reader calls (the fuzz workers take an
+# uninstrumented frame of the executable for the sanitizer runtime: fuzz_common.hpp CodeMap). Elsewhere a no-op.
+function(podcheck_sanitizer_fast_source source)
+  cmake_parse_arguments(F "NO_FUZZ_COVERAGE" "" "" ${ARGN})
+  if(NOT PODCHECK_SANITIZE)
+    return()
+  endif()
+  set(_opts -O2)
+  if(F_NO_FUZZ_COVERAGE AND PODCHECK_FUZZ)
+    list(APPEND _opts -fno-sanitize=fuzzer-no-link)
+  endif()
+  set_source_files_properties(${source} PROPERTIES COMPILE_OPTIONS "${_opts}")
+endfunction()

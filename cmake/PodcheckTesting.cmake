@@ -37,7 +37,7 @@ function(podcheck_add_test name)
   target_compile_definitions(${name} PRIVATE
     PODCHECK_SOURCE_DIR="${PROJECT_SOURCE_DIR}" PODCHECK_PYTHON3="${PODCHECK_PYTHON3}")
   # A test executable's own sources are the checks; the code under test is in the libraries, built at the build
-  # type's level. In the optimised gcc/clang builds they are compiled at -O1 (gcc: app_tests' unity file 34 s at -O3,
+  # type's level. In Release (and MinSizeRel) they are compiled at -O1 (gcc: app_tests' unity file 34 s at -O3,
   # 20 s at -O1). Not in the sanitizer build, already at -O1: -O0 there halved the compile (55 s -> 24 s) but made
   # the tests whose checks compute (50-digit arithmetic, every float midpoint) ten times slower.
   if(NOT PODCHECK_SANITIZE)

@@ -124,6 +124,18 @@ inline const std::string& input_file(const std::uint8_t* data, std::size_t size)
   return f.path;
 }
 
+// libhdf5 keeps freed structures of each type on a free list, up to 64 KB per list by default; a larger one goes
+// back to malloc. Every file open callocs the metadata cache's structure, over 512 KB (its hash table), so every
+// input's open got fresh pages from ASan's allocator and faulted them in (perf: 60 % of the worker's page faults
+// under H5FL_reg_calloc). With 4 MB per list and 16 MB in all for those, and the array and block lists bounded as
+// well, it is reused: on 1,427 corpus inputs of the trace reader 12.4-13.2 s instead of 16.7-18.8 s, page faults
+// 0.49 M instead of 1.09 M, the same libhdf5 crashes and hangs. (Unlimited lists were no faster, and would keep
+// whatever a corrupt file made the library allocate.) Set at the first input and after every library restart.
+inline void keep_hdf5_free_lists() {
+  if (H5set_free_list_limits(16 << 20, 4 << 20, 4 << 20, 256 << 10, 16 << 20, 1 << 20) < 0)
+    harness_failure("H5set_free_list_limits failed", 0);
+}
+
 // A fresh HDF5 library for the next input. In production every untrusted file is read by a fresh child
 // process; here one process reads input after input from the same path, and libhdf5 keeps state across
 // them (a corrupt file it failed to close stays open, and a later open of the same inode shares its stale
@@ -132,16 +144,8 @@ inline const std::string& input_file(const std::uint8_t* data, std::size_t size)
 // identifier open (a file, group, dataset, named type or attribute): with none open no file's metadata can be shared,
 // and what else survives is libhdf5's free lists. Restarting after every input freed them too, so each input's
 // blocks were fresh memory (ASan's quarantine holds freed blocks back): page faults, and a malloc hook call per
-// block. Measured on 1,427 corpus inputs of the trace reader, two runs each: 22.3 / 24.8 s with a restart after
-// every input, 18.3 / 22.5 s with this; the same libhdf5 crashes and hangs.
-// libhdf5 keeps freed structures of each type on a free list, up to 64 KB per list by default; a larger one goes
-// back to malloc. Every file open callocs the metadata cache's structure, over 512 KB (its hash table), so every
-// input's open got fresh pages from ASan's allocator and faulted them in (perf: 60 % of the worker's page faults
-// under H5FL_reg_calloc). With 4 MB per list and 16 MB in all for those, and the array and block lists bounded as
-// well, it is reused: on the 1,427 inputs above 12.4-13.2 s instead of 16.7-18.8 s, page faults 0.49 M instead of
-// 1.09 M, the same libhdf5 crashes and hangs. (Unlimited lists were no faster, and would keep whatever a corrupt
-// file made the library allocate.)
-inline void keep_hdf5_free_lists() { H5set_free_list_limits(16 << 20, 4 << 20, 4 << 20, 256 << 10, 16 << 20, 1 << 20); }
+// block. Measured on the same 1,427 inputs, two runs each: 22.3 / 24.8 s with a restart after every input,
+// 18.3 / 22.5 s with this; the same libhdf5 crashes and hangs.
 inline void reset_hdf5() {
   if (H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL) == 0) return;
   H5close();
@@ -989,10 +993,11 @@ int one_input(const std::uint8_t* data, std::size_t size, Read read, Encode enco
   // PODCHECK_FUZZ_IN_PROCESS=1: no worker, every input read in this process (the reference the coverage test
   // compares the worker with; a libhdf5 crash ends such a run)
   static const bool in_process_only = [] {
-    keep_hdf5_free_lists();
     const char* e = std::getenv("PODCHECK_FUZZ_IN_PROCESS");
     return e && std::strcmp(e, "1") == 0;
   }();
+  static const bool free_lists_set = (keep_hdf5_free_lists(), true);  // before the first read (and the first fork)
+  (void)free_lists_set;
   const std::string& path = input_file(data, size);
   if (stray_symbolize_planted() && tally.inputs == 0) plant_symbolizer_in_fuzzer();
   auto in_process = [&] { read_and_check<T>(path, read, encode, decode, tally.in_process); reset_hdf5(); };
