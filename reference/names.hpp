@@ -15,6 +15,13 @@
 
 namespace podcheck {
 
+// A value from a file or a command line as a message quotes it: at most `shown` characters, then "... (N bytes)"
+// (a file's 20 MB attribute once became a 20 MB error line).
+inline std::string excerpt(std::string_view s, std::size_t shown = 96) {
+  if (s.size() <= shown) return std::string(s);
+  return std::string(s.substr(0, shown)) + "... (" + std::to_string(s.size()) + " bytes)";
+}
+
 template <class E, std::size_t N>
 struct NameTable {
   std::string_view what;  // what the values are, for messages ("KV layout")
@@ -39,11 +46,10 @@ struct NameTable {
     }
     return out;
   }
-  // Throws std::invalid_argument("unknown <what> '<s>' (expected <choices>)").
+  // Throws std::invalid_argument("unknown <what> '<s>' (expected <choices>)"), <s> as excerpt() shows it.
   E parse(std::string_view s) const {
     if (auto e = find(s)) return *e;
-    throw std::invalid_argument("unknown " + std::string(what) + " '" + std::string(s) + "' (expected " + choices() +
-                                ")");
+    throw std::invalid_argument("unknown " + std::string(what) + " '" + excerpt(s) + "' (expected " + choices() + ")");
   }
   constexpr std::size_t size() const { return N; }
 };

@@ -89,12 +89,12 @@ struct Rec {
   DType dtype(const std::string& a) const {
     std::string s = str(a);
     auto d = h5::dtype_from_label(s);
-    if (!d) fail("attribute '" + a + "': unknown dtype '" + s + "'");
+    if (!d) fail("attribute '" + a + "': unknown dtype '" + excerpt(s) + "'");
     return *d;
   }
   Layout layout(const std::string& a) const {
     std::string s = str(a);
-    if (s != "NHD" && s != "HND") fail("attribute '" + a + "': expected NHD or HND, found '" + s + "'");
+    if (s != "NHD" && s != "HND") fail("attribute '" + a + "': expected NHD or HND, found '" + excerpt(s) + "'");
     return s == "NHD" ? Layout::NHD : Layout::HND;
   }
   MaskMode mask(const std::string& mode_attr, const std::string& causal_attr) const {
@@ -107,7 +107,7 @@ struct Rec {
     if (s == "NONE") return PosEncoding::none;
     if (s == "ROPE_LLAMA") return PosEncoding::rope_llama;
     if (s == "ALIBI") return PosEncoding::alibi;
-    fail("attribute 'pos_encoding_mode': expected NONE, ROPE_LLAMA or ALIBI, found '" + s + "'");
+    fail("attribute 'pos_encoding_mode': expected NONE, ROPE_LLAMA or ALIBI, found '" + excerpt(s) + "'");
   }
 };
 

@@ -69,15 +69,16 @@ h5::Node write_trace(const h5::Node& cases, const Trace& t, const h5::TensorWrit
   for (const auto& [k, v] : p.scheduling) h5::write_attr(sched, k, v);
   h5::Node run = h5::create_group(g, "run");
   h5::write_attr(run, "status", std::string(run_status_name(t.run.status)));
-  h5::write_attr(run, "message", t.run.message);
+  // free text from a kernel or a judge: kept readable (h5::kMaxAttrString), a very long one shortened visibly
+  h5::write_attr(run, "message", excerpt(t.run.message, 4096));
   h5::Node exp = h5::create_group(g, "expected");
   for (std::size_t i = 0; i < t.expected.size(); ++i) {
     const Expectation& e = t.expected[i];
     h5::Node x = h5::create_group(exp, std::to_string(i));
     h5::write_attr(x, "profile", std::string(profile_name(e.profile)));
     h5::write_attr(x, "status", std::string(validation::status_name(e.status)));
-    h5::write_attr(x, "diagnosis", e.diagnosis);
-    h5::write_attr(x, "reason", e.reason);
+    h5::write_attr(x, "diagnosis", excerpt(e.diagnosis, 4096));
+    h5::write_attr(x, "reason", excerpt(e.reason, 4096));
   }
   return g;
 }

@@ -93,6 +93,17 @@ TEST_CASE("the run record round-trips for every status, and version 1 scheduling
   }
 }
 
+TEST_CASE("a kernel's very long error message is kept readable: shortened visibly, not refused", "[traces]") {
+  TempDir tmp;
+  Trace t = small_trace();
+  t.run = {RunStatus::launch_failed, std::string(100000, 'e')};
+  const std::string path = tmp.path("long_message.h5");
+  write_traces(path, {t});  // a string over h5::kMaxAttrString would be written, then refused by every reader
+  const std::string back = read_trace(path, t.kase.id).run.message;
+  CHECK(back.size() < 4200);
+  CHECK(back.rfind(std::string(4096, 'e') + "... (100000 bytes)", 0) == 0);
+}
+
 TEST_CASE("a run record or expectation the reader does not know is refused, naming case and attribute", "[traces][python]") {
   TempDir tmp;
   const Trace t = small_trace();
