@@ -1054,6 +1054,188 @@ __global__ void __launch_bounds__(kThreads, kMinCtas<D>) pod_fused_kernel(const 
   }
 }
 
+// ---- the warp-specialised sm_90a prefill (notebook step 9) -------------------------------------------------------
+// For launches whose only work is prefill (the bench's "prefill alone", a chunked prefill with no decodes) at 16-bit
+// KV without the feature paths, head_dim 64 / 128. One CTA per SM, persistent, three warpgroups:
+//   - warpgroup 0, the producer (setmaxnreg down to kWsProducerRegs): takes the next item from the queue and hands
+//     it on through a two-slot item ring, copies the item's 128-row Q tile and then its K / V tiles (TK tokens,
+//     page-table lookups per row, cp.async) into an NS-stage ring; each copy's completion is tracked by an mbarrier
+//     (cp.async.mbarrier.arrive.noinc: a thread's arrival lands when its copies have), so nobody waits on a copy
+//     but the warpgroups that read it;
+//   - warpgroups 1 and 2, the consumers (setmaxnreg up to kWsConsumerRegs): 64 rows each of the item's 128, both
+//     reading the same K / V stage (half the shared-memory traffic per FLOP of v3.4's 64-row CTAs); per tile: wait
+//     for the stage's full barrier, S = Q K^T, softmax, O += P V on wgmma (attend_tile_wg, the same arithmetic as
+//     the fused kernel's sm_90a prefill), then an arrival on the stage's empty barrier.
+// The two consumers run unsynchronised, so one's softmax can overlap the other's products (no ping-pong order
+// is enforced). Items: 128 packed rows x one KV head x one KV chunk (the planner's items with kWsRows rows).
+#ifndef PODCHECK_WS_TK
+#define PODCHECK_WS_TK 128
+#endif
+constexpr int kWsRows = 128;       // packed rows per item: 64 per consumer warpgroup
+constexpr int kWsThreads = 384;    // producer + two consumers
+#ifndef PODCHECK_WS_PRODUCER_REGS
+#define PODCHECK_WS_PRODUCER_REGS 40
+#endif
+// registers per thread after setmaxnreg: 128 x 40 + 256 x 232 = 64,512 of the SM's 65,536
+constexpr int kWsProducerRegs = PODCHECK_WS_PRODUCER_REGS;
+constexpr int kWsConsumerRegs = (65536 - 128 * kWsProducerRegs) / 256 / 8 * 8 > 256 ? 256 : (65536 - 128 * kWsProducerRegs) / 256 / 8 * 8;
+template <int D> struct WsSmem {
+  static constexpr int TK = PODCHECK_WS_TK;          // KV tokens per tile
+  static constexpr int kv_block = TK * D * 2;        // K or V of one stage: D / 64 swizzled [TK][64] blocks
+  static constexpr int stage = 2 * kv_block;
+  static constexpr int NS = 131072 / stage < 2 ? 2 : 131072 / stage > 4 ? 4 : 131072 / stage;  // ring depth
+  static constexpr int q_off = NS * stage;           // the item's Q tile, [128][D + 8] (padded: ldmatrix)
+  static constexpr int q_bytes = kWsRows * (D + 8) * 2;
+  static constexpr int bar_off = q_off + q_bytes;    // mbarriers: full[NS], empty[NS], q_full, q_empty,
+  static constexpr int n_bars = 2 * NS + 2 + 4;      // item_full[2], item_empty[2]
+  static constexpr int item_off = bar_off + 8 * n_bars;  // the item ring's two indices
+  static constexpr int bytes = 1024 + item_off + 16;     // + 1024: aligned to 1024 bytes (the swizzle)
+  static_assert(kv_block % 1024 == 0 && q_bytes % 16 == 0, "aligned blocks");
+};
+
+// The producer's copy of an item's Q tile (packed rows row_begin .. row_begin + 127; zeros past the request) into
+// the padded tile: thread idx of 128 keeps one 16-byte column and steps over rows.
+template <int D, class QT>
+__device__ __forceinline__ void issue_q_ws(const pod_side& S, const ItemCtx& c, const FastDiv& gd, int kv_head,
+                                           int row_begin, QT* Qs, int idx) {
+  constexpr int CPR = D / 8, RPP = 128 / CPR, SD = D + 8;
+  const int col = (idx % CPR) * 8;
+  const std::uint32_t dst = smem_u32(Qs) + col * 2;
+#pragma unroll 4
+  for (int row = idx / CPR; row < kWsRows; row += RPP) {
+    const int pr = row_begin + row;
+    const bool ok = pr < c.packed;
+    const int prc = ok ? pr : row_begin;  // row_begin < packed: every item has a row, so the address stays in range
+    const int i = gd.div(prc), h = kv_head * gd.d + gd.mod(prc, i);
+    const QT* src = static_cast<const QT*>(S.q) + (std::int64_t)(c.q_start + i) * S.q_stride_row +
+                    (std::int64_t)h * S.q_stride_head + col;
+    cp_async16(dst + row * SD * 2, src, ok);
+  }
+}
+
+template <int D, class QT>
+__global__ void __launch_bounds__(kWsThreads, 1) pod_prefill_ws_kernel(const __grid_constant__ KParams P) {
+#if PODCHECK_WGMMA
+  using namespace sm90;
+  using L = WsSmem<D>;
+  constexpr int TK = L::TK, NS = L::NS, SD = D + 8, NT_D = D / 8;
+  extern __shared__ uint4 smem_raw[];
+  unsigned char* smem = reinterpret_cast<unsigned char*>(
+      (reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t(1023));
+  const std::uint32_t sbase = smem_u32(smem);
+  const std::uint32_t bars = sbase + L::bar_off;
+  const std::uint32_t q_full = bars + 8 * (2 * NS), q_empty = q_full + 8;
+  auto full_bar = [&](int st) { return bars + 8 * st; };
+  auto empty_bar = [&](int st) { return bars + 8 * (NS + st); };
+  auto item_full = [&](int j) { return bars + 8 * (2 * NS + 2 + j); };
+  auto item_empty = [&](int j) { return bars + 8 * (2 * NS + 4 + j); };
+  volatile int* s_item = reinterpret_cast<volatile int*>(smem + L::item_off);
+  QT* Qs = reinterpret_cast<QT*>(smem + L::q_off);
+  const int tid = threadIdx.x, wg = tid >> 7, wtid = tid & 127;
+  const SideDev& SDv = P.side[0];
+  const bool timed = P.timeline != nullptr;
+  std::uint64_t t_entry = 0;
+  if (timed && tid == 128) t_entry = globaltimer();
+  if (tid == 0) {
+    for (int st = 0; st < NS; ++st) {
+      mbar_init(full_bar(st), 128);   // the producer's 128 threads, each when its copies have landed
+      mbar_init(empty_bar(st), 256);  // every consumer thread, once its warpgroup's products have read the stage
+    }
+    mbar_init(q_full, 128);
+    mbar_init(q_empty, 256);
+    for (int j = 0; j < 2; ++j) {
+      mbar_init(item_full(j), 1);              // the producer's thread 0, once the index is written
+      mbar_init(item_empty(j), kWsThreads);    // every thread, once it has read the index
+    }
+  }
+  __syncthreads();
+
+  if (wg == 0) {  // ---- producer ----
+    setmaxnreg_dec<kWsProducerRegs>();
+    int st = 0;
+    std::uint32_t ph = 0;
+    for (int n = 0;; ++n) {
+      const int j = n & 1;
+      const std::uint32_t jph = (n >> 1) & 1;
+      if (wtid == 0) {
+        mbar_wait(item_empty(j), jph ^ 1);
+        s_item[j] = atomicAdd(&P.counters[0], 1);
+        mbar_arrive(item_full(j));
+      }
+      mbar_wait(item_full(j), jph);
+      const int idx = s_item[j];
+      if (idx >= SDv.n_items) break;
+      mbar_arrive(item_empty(j));
+      const WorkItem it = SDv.items[idx];
+      const ItemCtx c = item_ctx(P, SDv, it, kWsRows);
+      mbar_wait(q_empty, (n & 1) ^ 1);  // the consumers hold the previous item's Q in registers
+      issue_q_ws<D, QT>(SDv.s, c, P.gdiv, it.kv_head, it.row_begin, Qs, wtid);
+      mbar_arrive_cp_async(q_full);
+      const KvSrc src = kv_src<QT>(SDv, c.page_base, it.kv_head);
+      const int n_tiles = c.kv_hi > c.kv_lo ? (c.kv_hi - c.kv_lo + TK - 1) / TK : 0;
+      for (int k = 0; k < n_tiles; ++k) {
+        mbar_wait(empty_bar(st), ph ^ 1);
+        unsigned char* kdst = smem + st * L::stage;
+        issue_kv_tile<D, TK, 128, QT, true>(SDv, src, c.kv_lo + k * TK, c.kv_hi, kdst, kdst + L::kv_block, wtid);
+        mbar_arrive_cp_async(full_bar(st));
+        if (++st == NS) { st = 0; ph ^= 1; }
+      }
+    }
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+  } else {  // ---- consumers: warpgroup 1 rows 0..63 of the item, warpgroup 2 rows 64..127 ----
+  setmaxnreg_inc<kWsConsumerRegs>();
+  const int cw = wg - 1, warp = wtid >> 5, lane = tid & 31, tq = lane & 3;
+  int st = 0;
+  std::uint32_t ph = 0;
+  for (int n = 0;; ++n) {
+    const std::uint64_t t_item = (timed && tid == 128) ? globaltimer() : 0;
+    const int j = n & 1;
+    mbar_wait(item_full(j), (n >> 1) & 1);
+    const int idx = s_item[j];
+    if (idx >= SDv.n_items) break;
+    mbar_arrive(item_empty(j));
+    const WorkItem it = SDv.items[idx];
+    const ItemCtx c = item_ctx(P, SDv, it, kWsRows);
+    const int wrow0 = it.row_begin + cw * 64 + warp * 16;
+    const RowMask M = row_mask(SDv, c, P.gdiv, it.kv_head, wrow0);
+    std::uint32_t qf[D / 16][4];
+    mbar_wait(q_full, n & 1);
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk)
+      ldsm_x4(qf[kk], Qs + (cw * 64 + warp * 16 + (lane & 15)) * SD + kk * 16 + (lane >> 4) * 8);
+    mbar_arrive(q_empty);
+    float o[NT_D][4];
+#pragma unroll
+    for (int nn = 0; nn < NT_D; ++nn) o[nn][0] = o[nn][1] = o[nn][2] = o[nn][3] = 0.f;
+    float m[2] = {-INFINITY, -INFINITY}, d[4] = {0.f, 0.f, 0.f, 0.f};
+    const int n_tiles = c.kv_hi > c.kv_lo ? (c.kv_hi - c.kv_lo + TK - 1) / TK : 0;
+    for (int k = 0; k < n_tiles; ++k) {
+      mbar_wait(full_bar(st), ph);
+      fence_async_smem();  // the landed cp.async data, made visible to wgmma's operand reads
+      const std::uint32_t ka = sbase + st * L::stage;
+      attend_tile_wg<D, TK, QT>(qf, ka, ka + L::kv_block, c.kv_lo + k * TK, M, o, m, d, lane);
+      mbar_arrive(empty_bar(st));  // attend_tile_wg waited for its products: the stage is read
+      if (++st == NS) { st = 0; ph ^= 1; }
+    }
+    if (wrow0 < c.packed) {
+#pragma unroll
+      for (int hr = 0; hr < 2; ++hr) {
+        if (M.prow[hr] >= c.packed) continue;
+        const RowOut<D, QT> w = row_out<D, QT>(P, SDv, it, c.q_start, c.qo_len, M.prow[hr], m[hr], d[2 * hr]);
+#pragma unroll
+        for (int nn = 0; nn < NT_D; ++nn) w.put(nn * 8 + 2 * tq, o[nn][hr * 2], o[nn][hr * 2 + 1]);
+        if (tq == 0) w.put_lse();
+      }
+    }
+    if (timed && tid == 128) put_span(P, t_item, idx, 0, 0);
+  }
+  if (timed && tid == 128) put_span(P, t_entry, -1, 0, 0);
+  }
+#else
+  (void)P;  // built for sm_90a only; the host launches it only when the loaded image has it
+#endif
+}
+
 // ---- merge of split-KV partial states (one CTA per merged query row, all heads) ------------------------
 // Partial entry (chunk c, local row i, head h) of request r is part_base[r] + (c * qo_len + i) * H + h.
 // O = sum_c w_c O_c / sum_c w_c with w_c = 2^(lse_c - max lse); LSE = max + log2(sum w); all empty: 0, -inf.
@@ -1110,6 +1292,8 @@ struct Kernels {
   const void* fused = nullptr;
   const void* merge = nullptr;
   std::size_t smem = 0;
+  const void* ws = nullptr;  // the warp-specialised prefill (16-bit KV, head_dim 64 / 128), else null
+  std::size_t ws_smem = 0;
 };
 
 // feat: the instantiation with the RoPE / ALiBi / soft-cap paths (its own registers; the plain one keeps v2's).
@@ -1120,6 +1304,10 @@ Kernels kernels_for(bool feat) {
                  : reinterpret_cast<const void*>(&pod_fused_kernel<D, QT, KVT, false>);
   k.merge = reinterpret_cast<const void*>(&pod_merge_kernel<D, QT>);
   k.smem = fused_smem_bytes<D, QT, KVT>();
+  if constexpr (std::is_same_v<QT, KVT> && D <= 128) {
+    k.ws = reinterpret_cast<const void*>(&pod_prefill_ws_kernel<D, QT>);
+    k.ws_smem = std::size_t(WsSmem<D>::bytes);
+  }
   return k;
 }
 
@@ -1139,6 +1327,12 @@ Kernels kernels_for_q(int dtype_q, int dtype_kv, bool feat) {
 bool uses_features(const pod_side& s) {
   return s.present && (s.pos_encoding != POD_POS_NONE || s.logits_soft_cap > 0.0f);
 }
+// Whether a side has a query row to compute (a present side may hold only empty requests).
+bool side_has_rows(const pod_side& s) {
+  return s.num_requests > 0 && s.qo_indptr_host[s.num_requests] > s.qo_indptr_host[0];
+}
+// PODCHECK_CUDA_WS=0: launches with prefill work only keep the fused kernel (experiments; default 1).
+constexpr const char* kWsKnob = "PODCHECK_CUDA_WS";
 
 Kernels select_kernels(const pod_problem& p) {
   const bool feat = uses_features(p.prefill) || uses_features(p.decode);
@@ -1187,6 +1381,8 @@ struct PreparedPod::Impl {
   PodPlan plan;
   pod_run_stats stats{};
   int grid = 0;
+  int threads = kThreads;
+  bool ws = false;  // the launch runs pod_prefill_ws_kernel (kern.fused points to it)
   const MergeRow* merge_rows = nullptr;
   int n_merge = 0;
   std::vector<void*> owned;
@@ -1205,20 +1401,39 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   CUDA_CHECK(cudaGetDevice(&dev));
   int sms = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  // Whether the loaded image holds the sm_90a device code (the wgmma prefill and the warp-specialised kernel).
+  int wgmma_built = 0;
+  CUDA_CHECK(cudaMemcpyFromSymbol(&wgmma_built, podcheck_wgmma_built, sizeof(int)));
+  const bool fp8_kv = p.dtype_kv == POD_DTYPE_E4M3 || p.dtype_kv == POD_DTYPE_E5M2;
+  // A launch with prefill work only (notebook step 9) takes the warp-specialised prefill where it applies
+  // (PODCHECK_CUDA_WS=0 keeps the fused kernel, for comparisons in one build).
+  const bool decode_runs = p.decode.present && p.only_side != 1 && side_has_rows(p.decode);
+  const bool prefill_runs = p.prefill.present && p.only_side != 2 && side_has_rows(p.prefill);
+  m.ws = wgmma_built && m.kern.ws && prefill_runs && !decode_runs && !fp8_kv && !uses_features(p.prefill) &&
+         env_knob(kWsKnob, 0, 1, 1) != 0;
+  if (m.ws) {
+    m.kern.fused = m.kern.ws;
+    m.kern.smem = m.kern.ws_smem;
+    m.threads = kWsThreads;
+  }
   CUDA_CHECK(cudaFuncSetAttribute(m.kern.fused, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)m.kern.smem));
   // v2's decode rings want the whole carveout for shared memory (a hint; occupancy is read back below).
   CUDA_CHECK(cudaFuncSetAttribute(m.kern.fused, cudaFuncAttributePreferredSharedMemoryCarveout,
                                   (int)cudaSharedmemCarveoutMaxShared));
   int per_sm = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, m.kern.fused, kThreads, m.kern.smem));
-  if (per_sm < 1) throw CudaError("pod_fused_kernel cannot be resident (occupancy 0)");
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, m.kern.fused, m.threads, m.kern.smem));
+  if (per_sm < 1) throw CudaError(std::string(m.ws ? "pod_prefill_ws_kernel" : "pod_fused_kernel") +
+                                  " cannot be resident (occupancy 0)");
   // With no prefill work, at most 2 CTAs per SM: the decode's throughput per SM barely grows with resident CTAs
   // (1 -> 2: 1.17x, notebook step 5), while every slot more makes a last wave of fewer items (mix B's decode alone:
   // 512 items, 0.280 ms on 264 slots, 0.323 on 396)
   if (!p.prefill.present || p.prefill.num_requests == 0 || p.only_side == 2) per_sm = std::min(per_sm, 2);
   if (const int cap = env_knob(kTuningKnobs[3], 1, per_sm, 1); cap > 0) per_sm = cap;  // experiment: fewer per SM
-  m.plan = make_plan(p, sms * per_sm, per_sm, tuning_from_env(per_sm));
+  PlanTuning tuning = tuning_from_env(per_sm);
+  if (m.ws) tuning.prefill_tile_rows = kWsRows;
+  m.plan = make_plan(p, sms * per_sm, per_sm, tuning);
   m.grid = sms * per_sm;
+  if (m.ws) m.grid = std::max(1, std::min(m.grid, (int)m.plan.side[0].items.size()));  // persistent, no idle CTA
 
   KParams& k = m.params;
   k.num_qo_heads = p.num_qo_heads;
@@ -1277,18 +1492,16 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
 
   pod_run_stats& st = m.stats;
   st.grid_ctas = m.grid;
-  st.threads_per_cta = kThreads;
+  st.threads_per_cta = m.threads;
   st.smem_bytes = (int)m.kern.smem;
-  st.tile_q_prefill = kTileQ;
+  st.tile_q_prefill = m.ws ? kWsRows : kTileQ;
   st.tile_q_decode = kTileQDecode;
   // the prefill's KV tile (decode warps use kTileKVDecode): the wgmma path's where the loaded image has it and the
   // case takes it (16-bit KV, no feature, head_dim 64 / 128), else the mma.sync path's
-  int wgmma_built = 0;
-  CUDA_CHECK(cudaMemcpyFromSymbol(&wgmma_built, podcheck_wgmma_built, sizeof(int)));
-  const bool fp8_kv = p.dtype_kv == POD_DTYPE_E4M3 || p.dtype_kv == POD_DTYPE_E5M2;
   const bool wg_path = wgmma_built && !fp8_kv && !uses_features(p.prefill) && !uses_features(p.decode) &&
                        p.head_dim <= 128;
-  st.tile_kv = wg_path             ? kPreKVWg<128>
+  st.tile_kv = m.ws                ? PODCHECK_WS_TK
+               : wg_path           ? kPreKVWg<128>
                : p.head_dim == 64  ? kPreKV<64>
                : p.head_dim == 128 ? kPreKV<128>
                                    : kPreKV<256>;
@@ -1308,7 +1521,7 @@ namespace {
 void enqueue(const PreparedPod::Impl& m, const KParams& k, cudaStream_t stream) {
   CUDA_CHECK(cudaMemsetAsync(k.counters, 0, (2 + kMaxSms) * sizeof(int), stream));
   void* args[] = {const_cast<KParams*>(&k)};
-  CUDA_CHECK(cudaLaunchKernel(m.kern.fused, dim3(m.grid), dim3(kThreads), args, m.kern.smem, stream));
+  CUDA_CHECK(cudaLaunchKernel(m.kern.fused, dim3(m.grid), dim3(m.threads), args, m.kern.smem, stream));
   CUDA_CHECK(cudaGetLastError());
   if (m.n_merge > 0) {
     void* margs[] = {const_cast<KParams*>(&k), const_cast<const MergeRow**>(&m.merge_rows)};

@@ -106,10 +106,9 @@ void tile_kv_bounds(const pod_side& s, int g, int qo_len, int L, int row_begin, 
   if (s.window_left >= 0) *lo = std::clamp(i_min + L - qo_len - s.window_left, 0, L);
 }
 
-void plan_side(const pod_problem& p, const pod_side& s, int side_index, int chunk, SidePlan& out,
+void plan_side(const pod_problem& p, const pod_side& s, int side_index, int rows, int chunk, SidePlan& out,
                std::vector<MergeRow>& merge_rows) {
   const int g = p.num_qo_heads / p.num_kv_heads;
-  const int rows = tile_rows(side_index);
   out.items.clear();
   out.part_base.assign(s.num_requests, -1);
   out.kv_len.resize(s.num_requests);
@@ -152,6 +151,7 @@ PodPlan make_plan(const pod_problem& p, int target_ctas, int ctas_per_sm, const 
   const pod_side* sides[2] = {p.prefill.present && p.only_side != 2 ? &p.prefill : nullptr,
                               p.decode.present && p.only_side != 1 ? &p.decode : nullptr};
   const int g = p.num_qo_heads / p.num_kv_heads;
+  const int rows_of[2] = {tuning.prefill_tile_rows > 0 ? tuning.prefill_tile_rows : tile_rows(0), tile_rows(1)};
   // Unsplit item count and longest KV of each side decide the split-KV chunk size.
   long long base_items = 0;
   int max_len[2] = {0, 0};
@@ -160,7 +160,7 @@ PodPlan make_plan(const pod_problem& p, int target_ctas, int ctas_per_sm, const 
     const pod_side& s = *sides[si];
     for (int r = 0; r < s.num_requests; ++r) {
       const int qo_len = s.qo_indptr_host[r + 1] - s.qo_indptr_host[r];
-      base_items += (long long)((qo_len * g + tile_rows(si) - 1) / tile_rows(si)) * p.num_kv_heads;
+      base_items += (long long)((qo_len * g + rows_of[si] - 1) / rows_of[si]) * p.num_kv_heads;
       max_len[si] = std::max(max_len[si], kv_len_of(s.kv, r));
     }
   }
@@ -176,7 +176,7 @@ PodPlan make_plan(const pod_problem& p, int target_ctas, int ctas_per_sm, const 
       chunk = (int)((max_len[si] + splits - 1) / splits);
       chunk = std::max(256, (chunk + kTileKV - 1) / kTileKV * kTileKV);
     }
-    plan_side(p, *sides[si], si, chunk, plan.side[si], plan.merge_rows);
+    plan_side(p, *sides[si], si, rows_of[si], chunk, plan.side[si], plan.merge_rows);
   }
   // Role split: of the CTAs on one SM, a share proportional to the prefill work starts as prefill.
   const double cp = plan.side[0].cost, cd = plan.side[1].cost;

@@ -71,6 +71,7 @@ inline constexpr const char* kTuningKnobs[4] = {"PODCHECK_CUDA_PREFILL_CTAS", "P
 struct PlanTuning {
   int prefill_ctas_per_sm = -1;  // -1: proportional to each side's work; else 0 .. ctas_per_sm
   int chunk_tokens[2] = {-1, -1};  // per side: -1 the planner's choice (or kv_chunk_tokens); 0 no split; > 0 tokens
+  int prefill_tile_rows = 0;       // packed rows per prefill item; 0: kTileQ (the warp-specialised prefill: 128)
 };
 
 struct PodPlan {

@@ -59,6 +59,40 @@ template <int N> __device__ __forceinline__ void wg_pin(float* r) {
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
 }
 
+// ---- mbarriers and register reallocation for the warp-specialised prefill (pod_prefill_ws_kernel) ----------------
+// An mbarrier in shared memory (8 bytes, 8-byte aligned) completes a phase once `count` arrivals have been made;
+// waiting threads poll the parity of the phase they expect. A fresh barrier is in phase 0, so a wait for parity 1
+// (the phase "before" it) passes at once: the producer's first pass over an empty ring does not block.
+__device__ __forceinline__ void mbar_init(std::uint32_t bar, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+// One arrival (release semantics: this thread's earlier shared-memory reads and writes are ordered before it).
+__device__ __forceinline__ void mbar_arrive(std::uint32_t bar) {
+  asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(bar) : "memory");
+}
+// One arrival made by the hardware once every cp.async this thread issued so far has landed (.noinc: the arrival
+// is one of the `count` the barrier was initialised with, not an extra one).
+__device__ __forceinline__ void mbar_arrive_cp_async(std::uint32_t bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+// Blocks until the phase of parity `parity` has completed (acquire semantics).
+__device__ __forceinline__ void mbar_wait(std::uint32_t bar, std::uint32_t parity) {
+  asm volatile(
+      "{\n.reg .pred done;\nWAIT_%=:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra WAIT_%=;\n}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+// The warpgroup's register budget per thread, changed at run time (sm_90a): the producer gives registers back,
+// the consumers take them. Every warp of the warpgroup executes it; the kernel needs a register cap at entry.
+template <int N> __device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N)); }
+template <int N> __device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N)); }
+// A barrier among `count` threads of the CTA (named barrier `id`, 1..15; 0 is __syncthreads').
+__device__ __forceinline__ void named_sync(int id, int count) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+
 // wgmma reads A from registers and writes D asynchronously: until the wg_wait that covers it, neither may be
 // touched, and the compiler must not reuse A's registers for anything else. Issue every wgmma of a group from
 // fragments that are all live at once (e.g. a[K / 16][4]), and pass them through this after the wg_wait.

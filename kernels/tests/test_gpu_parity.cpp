@@ -313,3 +313,56 @@ TEST_CASE("a side launched alone with fewer items than resident CTAs is split by
   CHECK(ran_d.stats.max_splits_decode > 1);
   check_case(dec, s.name, 0, true);
 }
+
+TEST_CASE("warp-specialised prefill (sm_90a): prefill-only launches, causal and not, pages 1 and 16, ragged, small items",
+          "[gpu][sanitize]") {
+  require_gpu();
+  int dev = 0, major = 0;
+  REQUIRE(cudaGetDevice(&dev) == cudaSuccess);
+  REQUIRE(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess);
+  // the default architectures hold sm_90a code, so an sm_90 device runs pod_prefill_ws_kernel (384 threads,
+  // 128-row items) for these launches
+  auto check_ws = [&](const CaseSpec& spec, bool expect_split = false) {
+    const Case c = test::build_case(spec);
+    const RunOutcome ran = run_case(KernelHandle::builtin(), c, 0);
+    REQUIRE(ran.run.status == RunStatus::ran);
+    if (major == 9) {
+      CHECK(ran.stats.threads_per_cta == 384);
+      CHECK(ran.stats.tile_q_prefill == 128);
+    }
+    if (expect_split) CHECK(ran.stats.merge_launched == 1);
+    check_case(c, spec.name);
+  };
+  for (int ps : {1, 16})
+    for (MaskMode mm : {MaskMode::causal, MaskMode::none}) {
+      CaseSpec s = bf16_h32kv8("");
+      s.name = "ws-ps" + std::to_string(ps) + (mm == MaskMode::causal ? "-causal" : "-full");
+      s.page_size = ps;
+      // ragged; 37 rows x 4 heads = 148 packed rows (one full item and one of 20 rows); 1 row (an item of 4 rows);
+      // 70 causal rows over 10 keys (rows that see nothing); an empty KV
+      s.prefill = paged({300, 37, 1, 129, 70, 3}, {300, 1000, 77, 129, 10, 0}, mm);
+      check_ws(s);
+    }
+  {
+    CaseSpec s;  // f16, head_dim 64, group 1 (packed rows = query rows): one item of 50 rows, HND, natural-log LSE
+    s.name = "ws-d64-g1-hnd";
+    s.head_dim = 64;
+    s.heads = s.kv_heads = 4;
+    s.layout = Layout::HND;
+    s.lse_base = LseBase::base_e;
+    s.prefill = paged({50, 200}, {50, 333}, MaskMode::causal);
+    check_ws(s);
+  }
+  {
+    CaseSpec s;  // dense single request, f16, g = 4; a sliding window
+    s.name = "ws-dense-window";
+    s.prefill = dense_prefill(127, 300, MaskMode::none);
+    s.prefill.window_left = 50;
+    check_ws(s);
+  }
+  {
+    CaseSpec s = bf16_h32kv8("ws-split");  // few items (64 rows x 4 heads x 8 KV heads: 16): KV split and merged
+    s.prefill = paged({64}, {8192}, MaskMode::none);
+    check_ws(s, sm_count() > 16);
+  }
+}
