@@ -524,11 +524,15 @@ __device__ __forceinline__ bool softmax_tile(float (&s)[NTOK / 8][4], int t0, co
     m[hr] = mx[hr];
     ms[hr] = (mx[hr] == -INFINITY) ? 0.f : mx[hr];  // a row with nothing visible yet: 2^(-inf - 0) = 0
   }
+  // one exponent per element on both paths: s * 1 - m is exactly s - m (an FMA rounds once), so the masked path
+  // is the raw one with a factor of 1; written as two expressions, the compiler if-converted both and issued two
+  // MUFU.EX2 per element, one of them predicated off (ncu of the warp-specialised prefill, notebook step 9)
+  const float cf = raw ? c : 1.f;
 #pragma unroll
   for (int n = 0; n < NN; ++n) {
     float pv[4];
 #pragma unroll
-    for (int e = 0; e < 4; ++e) pv[e] = raw ? ex2(fmaf(s[n][e], c, -ms[e >> 1])) : ex2(s[n][e] - ms[e >> 1]);
+    for (int e = 0; e < 4; ++e) pv[e] = ex2(fmaf(s[n][e], cf, -ms[e >> 1]));
     pa[n >> 1][(n & 1) * 2 + 0] = Pk::pack(pv[0], pv[1]);
     pa[n >> 1][(n & 1) * 2 + 1] = Pk::pack(pv[2], pv[3]);
   }
@@ -1074,9 +1078,20 @@ __global__ void __launch_bounds__(kThreads, kMinCtas<D>) pod_fused_kernel(const 
 constexpr int kWsRows = 128;       // packed rows per item: 64 per consumer warpgroup
 constexpr int kWsThreads = 384;    // producer + two consumers
 #ifndef PODCHECK_WS_PRODUCER_REGS
-#define PODCHECK_WS_PRODUCER_REGS 40
+#define PODCHECK_WS_PRODUCER_REGS 56
 #endif
-// registers per thread after setmaxnreg: 128 x 40 + 256 x 232 = 64,512 of the SM's 65,536
+// 1: each consumer overlaps tile k's softmax with tile k - 1's P V (two commit groups per iteration)
+#ifndef PODCHECK_WS_PIPE
+#define PODCHECK_WS_PIPE 0
+#endif
+constexpr bool kWsPipe = PODCHECK_WS_PIPE != 0;
+// 1 (with PODCHECK_WS_PIPE): the two consumers take turns issuing their products (named barriers 1 and 2), so one's
+// softmax runs while the other's products do (FlashAttention-3's ping-pong order)
+#ifndef PODCHECK_WS_PINGPONG
+#define PODCHECK_WS_PINGPONG 0
+#endif
+constexpr bool kWsPingPong = kWsPipe && PODCHECK_WS_PINGPONG != 0;
+// registers per thread after setmaxnreg: 128 x 56 + 256 x 224 = 64,512 of the SM's 65,536
 constexpr int kWsProducerRegs = PODCHECK_WS_PRODUCER_REGS;
 constexpr int kWsConsumerRegs = (65536 - 128 * kWsProducerRegs) / 256 / 8 * 8 > 256 ? 256 : (65536 - 128 * kWsProducerRegs) / 256 / 8 * 8;
 template <int D> struct WsSmem {
@@ -1185,6 +1200,9 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_prefill_ws_kernel(const __g
   } else {  // ---- consumers: warpgroup 1 rows 0..63 of the item, warpgroup 2 rows 64..127 ----
   setmaxnreg_inc<kWsConsumerRegs>();
   const int cw = wg - 1, warp = wtid >> 5, lane = tid & 31, tq = lane & 3;
+  // ping-pong: barrier 1 + cw opens consumer cw's turn; consumer 0 goes first (consumer 1 opens it once here, and
+  // consumer 0 takes that last opening after its loop, so every barrier ends balanced)
+  if (kWsPingPong && cw == 1) named_arrive(1, 256);
   int st = 0;
   std::uint32_t ph = 0;
   for (int n = 0;; ++n) {
@@ -1209,13 +1227,97 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_prefill_ws_kernel(const __g
     for (int nn = 0; nn < NT_D; ++nn) o[nn][0] = o[nn][1] = o[nn][2] = o[nn][3] = 0.f;
     float m[2] = {-INFINITY, -INFINITY}, d[4] = {0.f, 0.f, 0.f, 0.f};
     const int n_tiles = c.kv_hi > c.kv_lo ? (c.kv_hi - c.kv_lo + TK - 1) / TK : 0;
-    for (int k = 0; k < n_tiles; ++k) {
-      mbar_wait(full_bar(st), ph);
-      fence_async_smem();  // the landed cp.async data, made visible to wgmma's operand reads
-      const std::uint32_t ka = sbase + st * L::stage;
-      attend_tile_wg<D, TK, QT>(qf, ka, ka + L::kv_block, c.kv_lo + k * TK, M, o, m, d, lane);
-      mbar_arrive(empty_bar(st));  // attend_tile_wg waited for its products: the stage is read
-      if (++st == NS) { st = 0; ph ^= 1; }
+    if constexpr (!kWsPipe) {
+      for (int k = 0; k < n_tiles; ++k) {
+        mbar_wait(full_bar(st), ph);
+        fence_async_smem();  // the landed cp.async data, made visible to wgmma's operand reads
+        const std::uint32_t ka = sbase + st * L::stage;
+        attend_tile_wg<D, TK, QT>(qf, ka, ka + L::kv_block, c.kv_lo + k * TK, M, o, m, d, lane);
+        mbar_arrive(empty_bar(st));  // attend_tile_wg waited for its products: the stage is read
+        if (++st == NS) { st = 0; ph ^= 1; }
+      }
+    } else {
+      // Iteration k issues S = Q K^T of tile k and O += P V of tile k - 1 as two commit groups, waits for the
+      // first only, and runs tile k's softmax while the tensor core does the P V; then waits for it, releases
+      // tile k - 1's stage and rescales. The operations on O and d, and their order, are those of the loop above.
+      std::uint32_t pp[TK / 16][4];  // P of tile k - 1: the A operand of its P V
+      // S = Q K^T of the tile in stage `stg` into sc (one commit group), after the turn barrier in ping-pong order
+      auto issue_qk = [&](float (&sc)[TK / 8][4], int stg) {
+        const std::uint32_t ka = sbase + stg * L::stage;
+#pragma unroll
+        for (int kk = 0; kk < D / 16; ++kk)
+          Wgmma<QT, TK>::template run<0>(&sc[0][0], qf[kk],
+                                         desc_k_major(ka + (kk / 4) * TK * 128 + (kk % 4) * 32), kk > 0);
+        wg_commit();
+      };
+      auto issue_pv = [&](int stg) {  // O += P V of the previous tile (pp) in stage stg, one commit group
+        const std::uint32_t va = sbase + stg * L::stage + L::kv_block;
+#pragma unroll
+        for (int kk = 0; kk < TK / 16; ++kk)
+          Wgmma<QT, D>::template run<1>(&o[0][0], pp[kk], desc_mn_major(va + kk * 16 * 128, TK * 128), 1);
+        wg_commit();
+      };
+      if (n_tiles > 0) {
+        // tile 0: its S alone
+        int st_prev = st;
+        {
+          mbar_wait(full_bar(st), ph);
+          fence_async_smem();
+          float sc[TK / 8][4];
+#pragma unroll
+          for (int nn = 0; nn < TK / 8; ++nn) sc[nn][0] = sc[nn][1] = sc[nn][2] = sc[nn][3] = 0.f;
+          wg_pin<TK / 2>(&sc[0][0]);
+          if constexpr (kWsPingPong) named_sync(1 + cw, 256);  // my turn to issue products
+          wg_fence();
+          issue_qk(sc, st);
+          if constexpr (kWsPingPong) named_arrive(2 - cw, 256);  // the other consumer's turn
+          wg_wait<0>();
+          wg_pin<TK / 2>(&sc[0][0]);
+          float alpha[2];
+          if (softmax_tile<TK, QT, false>(sc, c.kv_lo, M, m, alpha, pp, lane)) rescale<D>(o, d, alpha);
+          if (++st == NS) { st = 0; ph ^= 1; }
+        }
+        for (int k = 1; k < n_tiles; ++k) {
+          mbar_wait(full_bar(st), ph);
+          fence_async_smem();
+          float sc[TK / 8][4];
+#pragma unroll
+          for (int nn = 0; nn < TK / 8; ++nn) sc[nn][0] = sc[nn][1] = sc[nn][2] = sc[nn][3] = 0.f;
+          wg_pin<TK / 2>(&sc[0][0]);
+          wg_pin<D / 2>(&o[0][0]);
+          if constexpr (kWsPingPong) named_sync(1 + cw, 256);
+          wg_fence();  // O was rescaled, S zeroed, by ordinary instructions
+          issue_qk(sc, st);
+          issue_pv(st_prev);
+          if constexpr (kWsPingPong) named_arrive(2 - cw, 256);
+          wg_wait<1>();  // S of tile k is done; tile k - 1's P V may still run
+          wg_pin<TK / 2>(&sc[0][0]);
+          float alpha[2];
+          std::uint32_t pa[TK / 16][4];
+          const bool moved = softmax_tile<TK, QT, false>(sc, c.kv_lo + k * TK, M, m, alpha, pa, lane);
+          row_sums<TK, QT>(d, pp);  // tile k - 1's sums, in the scale of its maximum (as O after its P V)
+          wg_wait<0>();
+          wg_pin<D / 2>(&o[0][0]);
+          wg_keep<TK / 4>(&pp[0][0]);
+          mbar_arrive(empty_bar(st_prev));  // tile k - 1's stage is read (K by its S, V by its P V)
+          if (moved) rescale<D>(o, d, alpha);
+#pragma unroll
+          for (int kk = 0; kk < TK / 16; ++kk)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) pp[kk][e] = pa[kk][e];
+          st_prev = st;
+          if (++st == NS) { st = 0; ph ^= 1; }
+        }
+        // the last tile's P V
+        wg_pin<D / 2>(&o[0][0]);
+        wg_fence();
+        issue_pv(st_prev);
+        row_sums<TK, QT>(d, pp);
+        wg_wait<0>();
+        wg_pin<D / 2>(&o[0][0]);
+        wg_keep<TK / 4>(&pp[0][0]);
+        mbar_arrive(empty_bar(st_prev));
+      }
     }
     if (wrow0 < c.packed) {
 #pragma unroll
@@ -1229,6 +1331,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_prefill_ws_kernel(const __g
     }
     if (timed && tid == 128) put_span(P, t_item, idx, 0, 0);
   }
+  if (kWsPingPong && cw == 0) named_sync(1, 256);
   if (timed && tid == 128) put_span(P, t_entry, -1, 0, 0);
   }
 #else
@@ -1332,7 +1435,7 @@ bool side_has_rows(const pod_side& s) {
   return s.num_requests > 0 && s.qo_indptr_host[s.num_requests] > s.qo_indptr_host[0];
 }
 // PODCHECK_CUDA_WS=0: launches with prefill work only keep the fused kernel (experiments; default 1).
-constexpr const char* kWsKnob = "PODCHECK_CUDA_WS";
+constexpr const char* kWsKnob = kTuningKnobs[4];
 
 Kernels select_kernels(const pod_problem& p) {
   const bool feat = uses_features(p.prefill) || uses_features(p.decode);

@@ -66,8 +66,10 @@ struct ItemSpan {
 // The environment variables of those overrides, in PlanTuning's order, then the launch's own one
 // (PODCHECK_CUDA_CTAS_PER_SM: resident CTAs per SM, at most what occupancy allows): read by PreparedPod, printed
 // by the bench.
-inline constexpr const char* kTuningKnobs[4] = {"PODCHECK_CUDA_PREFILL_CTAS", "PODCHECK_CUDA_PREFILL_CHUNK",
-                                                "PODCHECK_CUDA_DECODE_CHUNK", "PODCHECK_CUDA_CTAS_PER_SM"};
+// PODCHECK_CUDA_WS=0: a launch with prefill work only keeps the fused kernel instead of the warp-specialised prefill.
+inline constexpr const char* kTuningKnobs[5] = {"PODCHECK_CUDA_PREFILL_CTAS", "PODCHECK_CUDA_PREFILL_CHUNK",
+                                                "PODCHECK_CUDA_DECODE_CHUNK", "PODCHECK_CUDA_CTAS_PER_SM",
+                                                "PODCHECK_CUDA_WS"};
 struct PlanTuning {
   int prefill_ctas_per_sm = -1;  // -1: proportional to each side's work; else 0 .. ctas_per_sm
   int chunk_tokens[2] = {-1, -1};  // per side: -1 the planner's choice (or kv_chunk_tokens); 0 no split; > 0 tokens

@@ -92,6 +92,10 @@ template <int N> __device__ __forceinline__ void setmaxnreg_inc() { asm volatile
 __device__ __forceinline__ void named_sync(int id, int count) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
 }
+// An arrival on named barrier `id` without waiting (the `count` of the barrier's bar.sync side included).
+__device__ __forceinline__ void named_arrive(int id, int count) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
 
 // wgmma reads A from registers and writes D asynchronously: until the wg_wait that covers it, neither may be
 // touched, and the compiler must not reuse A's registers for anything else. Issue every wgmma of a group from
