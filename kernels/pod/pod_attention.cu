@@ -53,6 +53,10 @@
 //                   notebook step 5), mma.sync prefill tiles of 32 tokens (their softmax steps by 32), the wgmma
 //                   prefill's stage 1 overlaying its Q tile (Q lives in registers there), 168 registers; a launch
 //                   with no prefill work keeps 2 CTAs per SM (the decode gains nothing from a third).
+//   step 9 (branch wip/ws-prefill) A launch with prefill work only (16-bit KV, no RoPE / ALiBi / soft cap, head_dim 64
+//                   / 128, sm_90a) runs pod_prefill_ws_kernel: one persistent CTA per SM, a producer warpgroup copying
+//                   Q, K, V (cp.async completing on mbarriers) and two consumer warpgroups of 64 rows each on wgmma,
+//                   128-row items; PODCHECK_CUDA_WS=0 keeps the fused kernel. Same arithmetic as the wgmma prefill.
 #include "kernels/host/cuda_check.hpp"
 #include "kernels/pod/fast_div.hpp"
 #include "kernels/pod/pod_launch.hpp"
@@ -1070,10 +1074,13 @@ __global__ void __launch_bounds__(kThreads, kMinCtas<D>) pod_fused_kernel(const 
 //     reading the same K / V stage (half the shared-memory traffic per FLOP of v3.4's 64-row CTAs); per tile: wait
 //     for the stage's full barrier, S = Q K^T, softmax, O += P V on wgmma (attend_tile_wg, the same arithmetic as
 //     the fused kernel's sm_90a prefill), then an arrival on the stage's empty barrier.
-// The two consumers run unsynchronised, so one's softmax can overlap the other's products (no ping-pong order
-// is enforced). Items: 128 packed rows x one KV head x one KV chunk (the planner's items with kWsRows rows).
+// Each consumer overlaps tile k's softmax with tile k - 1's P V (PODCHECK_WS_PIPE, default); the two consumers run
+// unsynchronised (a ping-pong order, PODCHECK_WS_PINGPONG, measured no faster). Items: 128 packed rows x one KV
+// head x one KV chunk (the planner's items with kWsRows rows), taken from a queue in the planner's order.
+// KV tokens per tile: 64 (4 stages) with the pipelined consumer loop; 128 (2 stages) leaves the pipelined loop too few
+// registers (S, two P and O: 224 of the consumers' 224) and measured no faster without it (notebook step 9)
 #ifndef PODCHECK_WS_TK
-#define PODCHECK_WS_TK 128
+#define PODCHECK_WS_TK 64
 #endif
 constexpr int kWsRows = 128;       // packed rows per item: 64 per consumer warpgroup
 constexpr int kWsThreads = 384;    // producer + two consumers
@@ -1082,7 +1089,7 @@ constexpr int kWsThreads = 384;    // producer + two consumers
 #endif
 // 1: each consumer overlaps tile k's softmax with tile k - 1's P V (two commit groups per iteration)
 #ifndef PODCHECK_WS_PIPE
-#define PODCHECK_WS_PIPE 0
+#define PODCHECK_WS_PIPE 1
 #endif
 constexpr bool kWsPipe = PODCHECK_WS_PIPE != 0;
 // 1 (with PODCHECK_WS_PIPE): the two consumers take turns issuing their products (named barriers 1 and 2), so one's
