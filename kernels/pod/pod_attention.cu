@@ -1540,7 +1540,10 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   if (!p.prefill.present || p.prefill.num_requests == 0 || p.only_side == 2) per_sm = std::min(per_sm, 2);
   if (const int cap = env_knob(kTuningKnobs[3], 1, per_sm, 1); cap > 0) per_sm = cap;  // experiment: fewer per SM
   PlanTuning tuning = tuning_from_env(per_sm);
-  if (m.ws) tuning.prefill_tile_rows = kWsRows;
+  if (m.ws) {
+    tuning.prefill_tile_rows = kWsRows;
+    tuning.splits_within_one_wave = true;
+  }
   m.plan = make_plan(p, sms * per_sm, per_sm, tuning);
   m.grid = sms * per_sm;
   if (m.ws) m.grid = std::max(1, std::min(m.grid, (int)m.plan.side[0].items.size()));  // persistent, no idle CTA

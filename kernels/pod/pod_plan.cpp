@@ -171,8 +171,10 @@ PodPlan make_plan(const pod_problem& p, int target_ctas, int ctas_per_sm, const 
       chunk = tuning.chunk_tokens[si];
     } else if (p.kv_chunk_tokens > 0) {
       chunk = p.kv_chunk_tokens;
-    } else if (base_items > 0 && base_items < target_ctas) {
-      const long long splits = (target_ctas + base_items - 1) / base_items;
+    } else if (base_items > 0 && base_items < target_ctas &&
+               (!tuning.splits_within_one_wave || 2 * base_items <= target_ctas)) {
+      const long long splits = tuning.splits_within_one_wave ? target_ctas / base_items
+                                                             : (target_ctas + base_items - 1) / base_items;
       chunk = (int)((max_len[si] + splits - 1) / splits);
       chunk = std::max(256, (chunk + kTileKV - 1) / kTileKV * kTileKV);
     }

@@ -74,6 +74,10 @@ struct PlanTuning {
   int prefill_ctas_per_sm = -1;  // -1: proportional to each side's work; else 0 .. ctas_per_sm
   int chunk_tokens[2] = {-1, -1};  // per side: -1 the planner's choice (or kv_chunk_tokens); 0 no split; > 0 tokens
   int prefill_tile_rows = 0;       // packed rows per prefill item; 0: kTileQ (the warp-specialised prefill: 128)
+  // false: a launch with fewer items than target CTAs splits until every CTA has one (ceil(target / items) splits);
+  // true (the warp-specialised prefill, one CTA per SM): only as far as the split items still fit in one wave
+  // (floor): C's prefill alone, 128 items on 132 SMs, 0.138 ms split in 2 and merged, 0.091 ms unsplit (step 9)
+  bool splits_within_one_wave = false;
 };
 
 struct PodPlan {
