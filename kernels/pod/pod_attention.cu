@@ -49,11 +49,11 @@
 //                   P from the softmax), B from K / V stages in [TK][64]-element blocks with the 128-byte swizzle
 //                   (kernels/pod/wgmma_sm90.cuh); softmax, masks and row sums shared with the mma.sync path, which
 //                   stays for sm_80, fp8 KV, the feature paths, head_dim 256 and the decode side.
-//   v3.4 (this file) 3 CTAs per SM at head_dim 128 on sm_90 (2 before): decode rings of 2 stages (as fast as 3,
+//   v3.4            3 CTAs per SM at head_dim 128 on sm_90 (2 before): decode rings of 2 stages (as fast as 3,
 //                   notebook step 5), mma.sync prefill tiles of 32 tokens (their softmax steps by 32), the wgmma
 //                   prefill's stage 1 overlaying its Q tile (Q lives in registers there), 168 registers; a launch
 //                   with no prefill work keeps 2 CTAs per SM (the decode gains nothing from a third).
-//   step 9 (branch wip/ws-prefill) A launch with prefill work only (16-bit KV, no RoPE / ALiBi / soft cap, head_dim 64
+//   v3.5 (this file) a launch with prefill work only (16-bit KV, no RoPE / ALiBi / soft cap, head_dim 64
 //                   / 128, sm_90a) runs pod_prefill_ws_kernel: one persistent CTA per SM, a producer warpgroup copying
 //                   Q, K, V (cp.async completing on mbarriers) and two consumer warpgroups of 64 rows each on wgmma,
 //                   128-row items; PODCHECK_CUDA_WS=0 keeps the fused kernel. Same arithmetic as the wgmma prefill.
@@ -1722,7 +1722,7 @@ thread_local std::string g_last_error;
 
 extern "C" const pod_kernel_info* podcheck_kernel_info(void) {
   static const pod_kernel_info info{POD_ABI_VERSION, podcheck::kernels::kKernelName, podcheck::kernels::kKernelVersion,
-                                    "fused POD v3.4: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill, decode split over warps, cp.async pipelines, ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
+                                    "fused POD v3.5: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill, warp-specialised prefill-only launches, decode split over warps, cp.async pipelines, ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
   return &info;
 }
 
