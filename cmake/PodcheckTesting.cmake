@@ -27,21 +27,24 @@ if(NOT PODCHECK_PYTHON3)
   find_program(PODCHECK_PYTHON3 NAMES python3)
 endif()
 
-# podcheck_add_test(NAME SOURCES a.cpp b.cpp LIBS lib... LABELS l...)
+# podcheck_add_test(NAME [COMPUTES] SOURCES a.cpp b.cpp LIBS lib... LABELS l...)
 # One Catch2 executable per module; ctest runs it as one test per Catch2 test case so that a
 # failure names the case. Tests tagged [gpu] skip with exit code 4 where no GPU is present.
+# COMPUTES: the executable's own checks do heavy arithmetic (reference_tests: 50-digit sums, every float midpoint).
 function(podcheck_add_test name)
-  cmake_parse_arguments(T "" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "COMPUTES" "" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE podcheck_catch_main ${T_LIBS})
   target_compile_definitions(${name} PRIVATE
     PODCHECK_SOURCE_DIR="${PROJECT_SOURCE_DIR}" PODCHECK_PYTHON3="${PODCHECK_PYTHON3}")
   # A test executable's own sources are the checks; the code under test is in the libraries, built at the build
   # type's level. In Release (and MinSizeRel) they are compiled at -O1 (gcc: app_tests' unity file 34 s at -O3,
-  # 20 s at -O1). Not in the sanitizer build, already at -O1: -O0 there halved the compile (55 s -> 24 s) but made
-  # the tests whose checks compute (50-digit arithmetic, every float midpoint) ten times slower.
+  # 20 s at -O1); in the sanitizer build at -O0 (podcheck_sanitizer_unoptimized), except for a COMPUTES executable,
+  # whose checks ran ten times slower at -O0.
   if(NOT PODCHECK_SANITIZE)
     target_compile_options(${name} PRIVATE "$<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CONFIG:Release,MinSizeRel>>:-O1>")
+  elseif(NOT T_COMPUTES)
+    podcheck_sanitizer_unoptimized(${name})
   endif()
   if(PODCHECK_CATCH_MAJOR EQUAL 3)
     include(Catch)
