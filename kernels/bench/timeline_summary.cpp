@@ -40,9 +40,12 @@ TimelineSummary summarize_timeline(const std::vector<ItemSpan>& spans) {
   t.span_us = us(t_end);
   t.entry_skew_us = us(last_entry);
   t.first_exit_us = us(first_exit);
+  // a worker: a CTA of the fused kernel, a warpgroup that runs items in pod_ws_kernel (side_role bits 2 and up)
+  auto workers = [](const ItemSpan& s) { return std::max(1, s.side_role >> 2); };
   std::vector<double> dur[2];
   std::uint64_t last_end[2] = {0, 0};
-  double busy = 0;
+  double busy = 0, capacity = 0;
+  for (const auto& [cta, s] : life) capacity += workers(*s) * t.span_us;
   for (const ItemSpan& s : spans) {
     if (s.item < 0) continue;
     const auto it = life.find(s.cta);
@@ -54,16 +57,17 @@ TimelineSummary summarize_timeline(const std::vector<ItemSpan>& spans) {
     if (st.items == 0 || us(s.t0) < st.first_us) st.first_us = us(s.t0);
     ++st.items;
     st.stolen += role != side;
-    st.busy_us += d;
-    busy += d;
+    st.busy_us += d * workers(s);
+    busy += d * workers(s);
     dur[side].push_back(d);
     last_end[side] = std::max(last_end[side], s.t1);
   }
   double tail = 0;
   for (const auto& [cta, s] : life) tail += double(t_end - s->t1) * 1e-3;
-  const double grid_us = t.ctas * t.span_us;
+  const double grid_us = capacity;  // workers x span
+  t.worker_us = capacity;
   t.idle_fraction = grid_us > 0 ? 1.0 - busy / grid_us : 0;
-  t.tail_fraction = grid_us > 0 ? tail / grid_us : 0;
+  t.tail_fraction = grid_us > 0 ? tail / (t.ctas * t.span_us) : 0;
   for (int side = 0; side < 2; ++side) {
     SideTimeline& st = t.side[side];
     st.last_us = st.items ? us(last_end[side]) : 0;
@@ -76,10 +80,10 @@ TimelineSummary summarize_timeline(const std::vector<ItemSpan>& spans) {
     double in[2] = {0, 0};
     for (const ItemSpan& s : spans) {
       if (s.item < 0 || s.t0 >= until) continue;
-      in[s.side_role & 1] += double(std::min(s.t1, until) - s.t0) * 1e-3;
+      in[s.side_role & 1] += double(std::min(s.t1, until) - s.t0) * 1e-3 * workers(s);
     }
     for (int side = 0; side < 2; ++side)
-      t.side[side].share_overlap = t.overlap_us > 0 ? in[side] / (t.overlap_us * t.ctas) : 0;
+      t.side[side].share_overlap = t.overlap_us > 0 ? in[side] * t.span_us / (t.overlap_us * capacity) : 0;
   }
   return t;
 }
@@ -89,16 +93,16 @@ std::string describe_timeline(const TimelineSummary& t) {
   auto side = [&](const SideTimeline& s, const char* name) {
     char b[400];
     std::snprintf(b, sizeof b,
-                  "%s %d items (%d stolen), %.1f%% of CTA time, %.1f-%.1f us, item median %.1f max %.1f us, "
-                  "%.0f%% of CTAs while both ran",
-                  name, s.items, s.stolen, t.span_us > 0 ? 100.0 * s.busy_us / (t.ctas * t.span_us) : 0.0, s.first_us,
+                  "%s %d items (%d stolen), %.1f%% of worker time, %.1f-%.1f us, item median %.1f max %.1f us, "
+                  "%.0f%% of workers while both ran",
+                  name, s.items, s.stolen, t.worker_us > 0 ? 100.0 * s.busy_us / t.worker_us : 0.0, s.first_us,
                   s.last_us, s.median_us, s.max_us, 100.0 * s.share_overlap);
     return std::string(b);
   };
   std::snprintf(buf, sizeof buf,
-                "timeline: %d CTAs, %.1f us (entry skew %.1f, both sides until %.1f, first CTA done %.1f); idle %.1f%% "
-                "of CTA time (tail %.1f%%)\n",
-                t.ctas, t.span_us, t.entry_skew_us, t.overlap_us, t.first_exit_us, 100.0 * t.idle_fraction,
+                "timeline: %d CTAs (%d workers), %.1f us (entry skew %.1f, both sides until %.1f, first CTA done %.1f); "
+                "idle %.1f%% of worker time (tail %.1f%% of CTA time)\n",
+                t.ctas, t.span_us > 0 ? int(t.worker_us / t.span_us + 0.5) : t.ctas, t.span_us, t.entry_skew_us, t.overlap_us, t.first_exit_us, 100.0 * t.idle_fraction,
                 100.0 * t.tail_fraction);
   return std::string(buf) + "    " + side(t.side[0], "prefill") + "\n    " + side(t.side[1], "decode") + "\n";
 }

@@ -12,11 +12,11 @@ namespace podcheck::kernels {
 struct SideTimeline {
   int items = 0;
   int stolen = 0;           // items run by CTAs whose role was the other side
-  double busy_us = 0;       // CTA-microseconds spent on this side's items
+  double busy_us = 0;       // worker-microseconds spent on this side's items
   double first_us = 0;      // first item's start, from the kernel's start
   double last_us = 0;       // last item's end
   double median_us = 0, max_us = 0;  // item durations
-  double share_overlap = 0;  // mean fraction of the CTAs on this side while both sides had items running
+  double share_overlap = 0;  // mean fraction of the workers on this side while both sides had items running
 };
 
 struct TimelineSummary {
@@ -25,7 +25,10 @@ struct TimelineSummary {
   double entry_skew_us = 0;  // last CTA entry - first
   double overlap_us = 0;     // until the earlier of the two sides' last item end (both sides running)
   double first_exit_us = 0;  // the first CTA to find both queues empty
-  double idle_fraction = 0;  // of ctas x span: time in no item (start skew, queue pops, the tail)
+  // A worker: a CTA of the fused kernel, or a warpgroup of pod_ws_kernel that runs items (ItemSpan::side_role); an
+  // item's time counts once per warpgroup that ran it.
+  double worker_us = 0;      // sum over CTAs of their workers x span
+  double idle_fraction = 0;  // of worker_us: time in no item (start skew, queue pops, the tail)
   double tail_fraction = 0;  // of ctas x span: from each CTA's exit to the end
   SideTimeline side[2];      // 0 prefill, 1 decode
 };

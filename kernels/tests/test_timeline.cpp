@@ -11,10 +11,11 @@ using namespace podcheck::kernels;
 namespace {
 bool near(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(b)); }  // no Approx: v2 / v3
 // A span in microseconds from an arbitrary origin (the summary measures from the first CTA entry).
-ItemSpan span(double t0_us, double t1_us, int cta, int item, int side, int role) {
+// wgs: pod_ws_kernel's warpgroups that ran the item (or, for a life, that run items); 0: the fused kernel's (one)
+ItemSpan span(double t0_us, double t1_us, int cta, int item, int side, int role, int wgs = 0) {
   const std::uint64_t base = 5'000'000'000ull;
   return ItemSpan{base + std::uint64_t(t0_us * 1000), base + std::uint64_t(t1_us * 1000), cta, cta % 2, item,
-                  side | (role << 1)};
+                  side | (role << 1) | (wgs << 2)};
 }
 }  // namespace
 
@@ -51,8 +52,35 @@ TEST_CASE("timeline summary: each side's CTA time, stolen items, idle and tail, 
   CHECK(near(t.side[0].share_overlap, 60.0 / 122));
   CHECK(near(t.side[1].share_overlap, 59.0 / 122));
   const std::string d = describe_timeline(t);
-  CHECK(d.find("2 CTAs, 100.0 us") != std::string::npos);
+  CHECK(d.find("2 CTAs (2 workers), 100.0 us") != std::string::npos);
   CHECK(d.find("decode 3 items (1 stolen)") != std::string::npos);
+}
+
+TEST_CASE("timeline summary of pod_ws_kernel: items weighted by the warpgroups that ran them", "[kernels][host][bench]") {
+  // SMs split by side. CTA 0 (prefill, 2 item-running warpgroups): two prefill items run by both consumers, then each
+  // consumer one decode item; exits at 95 us. CTA 1 (decode, 3 warpgroups): five decode items, 3 at a time.
+  const std::vector<ItemSpan> spans = {
+      span(0, 95, 0, -1, 0, 0, 2), span(0, 100, 1, -1, 1, 1, 3),  // lives
+      span(0, 40, 0, 0, 0, 0, 2),  span(40, 60, 0, 1, 0, 0, 2),      // prefill, both consumers
+      span(60, 90, 0, 7, 1, 0, 1), span(60, 95, 0, 8, 1, 0, 1),      // decode, one consumer each
+      span(0, 50, 1, 0, 1, 1, 1),  span(0, 50, 1, 1, 1, 1, 1),  span(0, 100, 1, 2, 1, 1, 1),
+      span(50, 100, 1, 3, 1, 1, 1), span(50, 90, 1, 4, 1, 1, 1),
+  };
+  const TimelineSummary t = summarize_timeline(spans);
+  CHECK(t.ctas == 2);
+  CHECK(near(t.worker_us, 5 * 100));
+  CHECK(near(t.side[0].busy_us, 40 * 2 + 20 * 2));
+  CHECK(near(t.side[1].busy_us, 30 + 35 + 50 + 50 + 100 + 50 + 40));
+  CHECK(near(t.idle_fraction, 1.0 - 475.0 / 500));
+  CHECK(near(t.tail_fraction, 5.0 / 200));  // of CTA time: CTA 0 leaves 5 us early
+  CHECK(t.side[1].stolen == 2);
+  // both sides until 60 us: prefill 120 worker-us of 300, decode 50 + 50 + 60 + 10 + 10
+  CHECK(near(t.overlap_us, 60));
+  CHECK(near(t.side[0].share_overlap, 120.0 / 300));
+  CHECK(near(t.side[1].share_overlap, 180.0 / 300));
+  const std::string d = describe_timeline(t);
+  CHECK(d.find("2 CTAs (5 workers), 100.0 us") != std::string::npos);
+  CHECK(d.find("idle 5.0% of worker time (tail 2.5% of CTA time)") != std::string::npos);
 }
 
 TEST_CASE("timeline summary refuses spans that are not one life per CTA with items inside", "[kernels][host][bench]") {
