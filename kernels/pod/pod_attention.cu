@@ -54,9 +54,11 @@
 //                   prefill's stage 1 overlaying its Q tile (Q lives in registers there), 168 registers; a launch
 //                   with no prefill work keeps 2 CTAs per SM (the decode gains nothing from a third).
 //   v3.5 (this file) a launch with prefill work only (16-bit KV, no RoPE / ALiBi / soft cap, head_dim 64
-//                   / 128, sm_90a) runs pod_prefill_ws_kernel: one persistent CTA per SM, a producer warpgroup copying
+//                   / 128, sm_90a) runs pod_ws_kernel (named pod_prefill_ws_kernel until step 10): one persistent CTA per SM, a producer warpgroup copying
 //                   Q, K, V (cp.async completing on mbarriers) and two consumer warpgroups of 64 rows each on wgmma,
 //                   128-row items; PODCHECK_CUDA_WS=0 keeps the fused kernel. Same arithmetic as the wgmma prefill.
+//                   Opt-in (notebook step 10, measured no faster yet): fused launches on the same kernel, both sides
+//                   on every SM (PODCHECK_CUDA_WS=2) or SMs split by side (=3); default outputs are v3.5's.
 #include "kernels/host/cuda_check.hpp"
 #include "kernels/pod/fast_div.hpp"
 #include "kernels/pod/pod_launch.hpp"
@@ -123,6 +125,7 @@ struct KParams {
   int lse_base_e;
   int* counters;  // [0] prefill queue head, [1] decode queue head, [2 + sm] per-SM tickets
   int ctas_per_sm, prefill_ctas_per_sm;
+  int ws_prefill_ctas;  // pod_ws_kernel with SMs split by side: CTAs (one per SM) 0 .. ws_prefill_ctas - 1 run the prefill
   ItemSpan* timeline;  // null, or a timeline launch: one span per item and per CTA (PreparedPod::launch_timeline)
   int* timeline_count;
   int timeline_cap;
@@ -226,11 +229,12 @@ __device__ __forceinline__ std::uint64_t globaltimer() {
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
 }
-// A timeline launch's record (thread 0 of the CTA; spans past the buffer's capacity are dropped, and counted).
-__device__ __forceinline__ void put_span(const KParams& P, std::uint64_t t0, int item, int side, int role) {
+// A timeline launch's record (one thread of the CTA; spans past the buffer's capacity are dropped, and counted).
+// wgs: the warpgroups that ran the item, or (item -1) that run items in the CTA (ItemSpan::side_role).
+__device__ __forceinline__ void put_span(const KParams& P, std::uint64_t t0, int item, int side, int role, int wgs = 1) {
   const int k = atomicAdd(P.timeline_count, 1);
   if (k < P.timeline_cap)
-    P.timeline[k] = ItemSpan{t0, globaltimer(), int(blockIdx.x), int(smid()), item, side | (role << 1)};
+    P.timeline[k] = ItemSpan{t0, globaltimer(), int(blockIdx.x), int(smid()), item, side | (role << 1) | (wgs << 2)};
 }
 
 __device__ __forceinline__ bool visible(const pod_side& s, int r, int i, int j, int qo_len, int L) {
@@ -298,10 +302,14 @@ template <int D, class KVT> struct Smem {
   // decode: Q [16][SD] | per warp: kDecStages<D> stages | (fp8) converted K, V; the warp's merge scratch
   // (fp32 O [16][SD], m[16], d[16]) overlays its own region once its pipeline is drained.
   static constexpr int dec_q = tile16_bytes<D>(kTileQDecode);
-  static constexpr int dec_warp =
-      kDecStages<D> * stage_bytes<D, KVT>(kTileKVDecode) + (kConv ? 2 * tile16_bytes<D>(kTileKVDecode) : 0);
+  // (the warp-specialised fused kernel's decode warpgroups choose their own ring depth: dec_warp_of, dec_bytes_of)
+  static constexpr int dec_warp_of(int ns) {
+    return ns * stage_bytes<D, KVT>(kTileKVDecode) + (kConv ? 2 * tile16_bytes<D>(kTileKVDecode) : 0);
+  }
+  static constexpr int dec_bytes_of(int ns) { return dec_q + kWarps * dec_warp_of(ns); }
+  static constexpr int dec_warp = dec_warp_of(kDecStages<D>);
   static constexpr int dec_scratch = kTileQDecode * SD * 4 + 2 * kTileQDecode * 4;
-  static constexpr int dec_bytes = dec_q + kWarps * dec_warp;
+  static constexpr int dec_bytes = dec_bytes_of(kDecStages<D>);
   // prefill on the sm_90a path (16-bit KV, head_dim 64 / 128): 2 stages of K, V as [TK][64]-element blocks with
   // the 128-byte swizzle (no padding; every block 1024-byte aligned), laid out [stage 1 | stage 0]: the Q tile
   // (padded, as above) is written at offset 0, read once into the warps' registers, and then stage 1 (at least as
@@ -313,7 +321,7 @@ template <int D, class KVT> struct Smem {
   // + 1024: the kernel aligns its dynamic shared memory to 1024 bytes (the swizzle is of absolute addresses)
   static constexpr int bytes =
       1024 + (pre_bytes > dec_bytes ? (pre_bytes > wg_bytes ? pre_bytes : wg_bytes) : (dec_bytes > wg_bytes ? dec_bytes : wg_bytes));
-  static_assert(dec_scratch <= dec_warp, "decode merge scratch must fit in a warp's stage region");
+  static_assert(dec_scratch <= dec_warp_of(2), "decode merge scratch must fit in a warp's stage region");
   static_assert(pre_q % 16 == 0 && dec_q % 16 == 0 && dec_warp % 16 == 0 && stage_bytes<D, KVT>(16) % 16 == 0,
                 "16-byte alignment of every block");
 };
@@ -897,20 +905,30 @@ __device__ __forceinline__ void prefill_item(const KParams& P, const SideDev& SD
 // ---- decode item: 16 packed rows shared by the 4 warps; each warp streams its own KV tiles of 16 tokens ----
 // (tiles warp, warp + 4, ...) through a kDecStages-deep cp.async ring and keeps its own softmax state; the
 // four states are merged through shared memory (fp32, by LSE) at the end of the item.
-template <int D, class QT, class KVT, bool F>
+// The decode item's meeting points: the CTA (bar 0, the fused kernel's 128-thread CTAs) or named barrier `bar` of
+// one warpgroup (the warp-specialised fused kernel, whose warpgroups run decode items on their own).
+__device__ __forceinline__ void group_sync(int bar) {
+  if (bar == 0) __syncthreads();
+  else asm volatile("bar.sync %0, 128;\n" ::"r"(bar) : "memory");
+}
+
+// tid: 0 .. 127 within the group that runs the item; smem: the group's own decode region (Smem::dec_bytes_of(NS)).
+// STAGES: each warp's ring depth (0: kDecStages<D>, the fused kernel's).
+template <int D, class QT, class KVT, bool F, int STAGES = 0>
 __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv, const WorkItem& it,
-                                            unsigned char* smem, int tid) {
+                                            unsigned char* smem, int tid, int bar = 0) {
   using L = Smem<D, KVT>;
   constexpr int SD = D + 8;
   constexpr int NT_D = D / 8;
-  constexpr int NS = kDecStages<D>;
+  constexpr int NS = STAGES > 0 ? STAGES : kDecStages<D>;
+  constexpr int WB = L::dec_warp_of(NS);  // one warp's region
   constexpr int T = kTileKVDecode;
   const int warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const ItemCtx c = item_ctx(P, SDv, it, kTileQDecode);
   const int packed = c.packed, kv_lo = c.kv_lo, kv_hi = c.kv_hi;
 
   QT* Qs = reinterpret_cast<QT*>(smem);
-  unsigned char* wbase = smem + L::dec_q + warp * L::dec_warp;
+  unsigned char* wbase = smem + L::dec_q + warp * WB;
   QT* Kc = reinterpret_cast<QT*>(wbase + NS * L::stage(T));  // fp8: converted tiles
   QT* Vc = Kc + T * SD;
   auto stage_k = [&](int s) { return wbase + s * L::stage(T); };
@@ -934,7 +952,7 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
     if (s < nt) issue_kv_tile<D, T, 32, KVT>(SDv, src, tile_start(s), kv_hi, stage_k(s), stage_v(s), lane);
     cp_async_commit();
   }
-  __syncthreads();  // the Q tile is visible to every warp
+  group_sync(bar);  // the Q tile is visible to every warp
   for (int k = 0; k < nt; ++k) {
     __syncwarp();  // every lane is done with tile k - 1 (its stage is refilled next, the converted tile too)
     const int kn = k + NS - 1;
@@ -977,7 +995,7 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
       sdd[row] = d[2 * hr];
     }
   }
-  __syncthreads();  // all four warps' states in shared memory
+  group_sync(bar);  // all four warps' states in shared memory
 
   for (int e = tid; e < kTileQDecode * (D / 2); e += kThreads) {
     const int row = e / (D / 2), col = (e % (D / 2)) * 2;
@@ -986,13 +1004,13 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
     float mw[kWarps], mxw = -INFINITY;
 #pragma unroll
     for (int w = 0; w < kWarps; ++w) {
-      mw[w] = reinterpret_cast<const float*>(smem + L::dec_q + w * L::dec_warp)[kTileQDecode * SD + row];
+      mw[w] = reinterpret_cast<const float*>(smem + L::dec_q + w * WB)[kTileQDecode * SD + row];
       mxw = fmaxf(mxw, mw[w]);
     }
     float dsum = 0.f, a0 = 0.f, a1 = 0.f;
 #pragma unroll
     for (int w = 0; w < kWarps; ++w) {
-      const float* wo = reinterpret_cast<const float*>(smem + L::dec_q + w * L::dec_warp);
+      const float* wo = reinterpret_cast<const float*>(smem + L::dec_q + w * WB);
       const float f = (mw[w] == -INFINITY) ? 0.f : exp2f(mw[w] - mxw);
       dsum += f * wo[kTileQDecode * SD + kTileQDecode + row];
       const float2 v = *reinterpret_cast<const float2*>(wo + row * SD + col);
@@ -1063,8 +1081,9 @@ __global__ void __launch_bounds__(kThreads, kMinCtas<D>) pod_fused_kernel(const 
 }
 
 // ---- the warp-specialised sm_90a prefill (notebook step 9) -------------------------------------------------------
-// For launches whose only work is prefill (the bench's "prefill alone", a chunked prefill with no decodes) at 16-bit
-// KV without the feature paths, head_dim 64 / 128. One CTA per SM, persistent, three warpgroups:
+// For launches at 16-bit KV without the feature paths, head_dim 64 / 128, in three forms (MODE). One CTA per SM,
+// persistent, three warpgroups. A launch whose only work is prefill (the bench's "prefill alone", a chunked
+// prefill with no decodes; kWsPrefillOnly, notebook step 9):
 //   - warpgroup 0, the producer (setmaxnreg down to kWsProducerRegs): takes the next item from the queue and hands
 //     it on through a two-slot item ring, copies the item's 128-row Q tile and then its K / V tiles (TK tokens,
 //     page-table lookups per row, cp.async) into an NS-stage ring; each copy's completion is tracked by an mbarrier
@@ -1077,13 +1096,36 @@ __global__ void __launch_bounds__(kThreads, kMinCtas<D>) pod_fused_kernel(const 
 // Each consumer overlaps tile k's softmax with tile k - 1's P V (PODCHECK_WS_PIPE, default); the two consumers run
 // unsynchronised (a ping-pong order, PODCHECK_WS_PINGPONG, measured no faster). Items: 128 packed rows x one KV
 // head x one KV chunk (the planner's items with kWsRows rows), taken from a queue in the planner's order.
+// Launches with both sides (notebook step 10; opt-in, PODCHECK_CUDA_WS=2 / 3: neither measured faster than the
+// fused kernel yet):
+//   - kWsCoResident (both sides on every SM): the producer and ONE consumer warpgroup run the prefill items (64 rows
+//     each, the planner's kTileQ items); warpgroup 2 runs decode items from the decode queue (the fused kernel's
+//     decode_item in its own shared region, named barrier 3 + warpgroup) beside the prefill (one side's tensor work
+//     over the other's memory traffic); once the prefill queue is empty, the consumer joins it on decode items in
+//     the region of the K / V ring and Q tile. Registers 56 + 224 + 224, the launch's 3 x 168.
+//   - kWsSplitSms (SMs split by side): CTAs 0 .. ws_prefill_ctas - 1 are the prefill-only form (producer, two
+//     consumers, 128-row items), whose consumers run decode items once the prefill queue is empty (two regions of 2
+//     stages in the ring and Q tile); the other CTAs' three warpgroups run decode items (168 registers each, the
+//     fused kernel's decode layout, one region each). ws_split_sms (pod_plan.hpp) chooses the split.
 // KV tokens per tile: 64 (4 stages) with the pipelined consumer loop; 128 (2 stages) leaves the pipelined loop too few
 // registers (S, two P and O: 224 of the consumers' 224) and measured no faster without it (notebook step 9)
 #ifndef PODCHECK_WS_TK
 #define PODCHECK_WS_TK 64
 #endif
-constexpr int kWsRows = 128;       // packed rows per item: 64 per consumer warpgroup
-constexpr int kWsThreads = 384;    // producer + two consumers
+constexpr int kWsThreads = 384;    // three warpgroups
+// The kernel's forms (template MODE): prefill only; fused with both sides on every SM; fused with SMs split by side.
+constexpr int kWsPrefillOnly = 0, kWsCoResident = 1, kWsSplitSms = 2;
+// packed rows per prefill item: 64 per consumer warpgroup (two consumers, one in kWsCoResident)
+template <int MODE> constexpr int kWsRows = MODE == kWsCoResident ? 64 : 128;
+// (both sides on every SM) the prefill's K / V ring depth (0: as deep as shared memory allows, at most 4) and the
+// decode warpgroup's stages per warp. Measured (step 10): 3 and 3 (the default, which shared memory then allows) as
+// fast as 4 and 2; 2 and 4 makes the decode items faster and the one-consumer prefill much slower (mix B +40 %)
+#ifndef PODCHECK_WSF_PREFILL_STAGES
+#define PODCHECK_WSF_PREFILL_STAGES 0
+#endif
+#ifndef PODCHECK_WSF_DECODE_STAGES
+#define PODCHECK_WSF_DECODE_STAGES 3
+#endif
 #ifndef PODCHECK_WS_PRODUCER_REGS
 #define PODCHECK_WS_PRODUCER_REGS 56
 #endif
@@ -1101,30 +1143,54 @@ constexpr bool kWsPingPong = kWsPipe && PODCHECK_WS_PINGPONG != 0;
 // registers per thread after setmaxnreg: 128 x 56 + 256 x 224 = 64,512 of the SM's 65,536
 constexpr int kWsProducerRegs = PODCHECK_WS_PRODUCER_REGS;
 constexpr int kWsConsumerRegs = (65536 - 128 * kWsProducerRegs) / 256 / 8 * 8 > 256 ? 256 : (65536 - 128 * kWsProducerRegs) / 256 / 8 * 8;
-template <int D> struct WsSmem {
+// Layout: K / V ring | Q tile | (kWsCoResident) the decode warpgroup's region | mbarriers | item ring and decode slots;
+// kWsSplitSms: the mbarriers after the larger of that and a decode CTA's three regions.
+template <int D, int MODE> struct WsSmem {
+  static constexpr bool FUSED = MODE == kWsCoResident;
   static constexpr int TK = PODCHECK_WS_TK;          // KV tokens per tile
   static constexpr int kv_block = TK * D * 2;        // K or V of one stage: D / 64 swizzled [TK][64] blocks
   static constexpr int stage = 2 * kv_block;
-  static constexpr int NS = 131072 / stage < 2 ? 2 : 131072 / stage > 4 ? 4 : 131072 / stage;  // ring depth
-  static constexpr int q_off = NS * stage;           // the item's Q tile, [128][D + 8] (padded: ldmatrix)
-  static constexpr int q_bytes = kWsRows * (D + 8) * 2;
-  static constexpr int bar_off = q_off + q_bytes;    // mbarriers: full[NS], empty[NS], q_full, q_empty,
-  static constexpr int n_bars = 2 * NS + 2 + 4;      // item_full[2], item_empty[2]
-  static constexpr int item_off = bar_off + 8 * n_bars;  // the item ring's two indices
-  static constexpr int bytes = 1024 + item_off + 16;     // + 1024: aligned to 1024 bytes (the swizzle)
-  static_assert(kv_block % 1024 == 0 && q_bytes % 16 == 0, "aligned blocks");
+  static constexpr int q_bytes = kWsRows<MODE> * (D + 8) * 2;  // the item's Q tile, padded (ldmatrix)
+  // (kWsCoResident) the decode warpgroup's region: decode_item's layout with DS stages per warp; the consumer, once
+  // the prefill queue is empty, runs decode items with DS1 stages in the region of the ring and the Q tile
+  static constexpr int DS = FUSED ? PODCHECK_WSF_DECODE_STAGES : 0;
+  static constexpr int dec_bytes = FUSED ? Smem<D, __half>::dec_bytes_of(DS) : 0;
+  static constexpr int kMax = 232448 - 1024 - 256;  // 227 KB per CTA (sm_90), the alignment slack, barriers and slots
+  static constexpr int ring_max = (kMax - q_bytes - dec_bytes) / stage;
+  static constexpr int NS_fit = ring_max < 2 ? 2 : ring_max > 4 ? 4 : ring_max;
+  static constexpr int NS = FUSED && PODCHECK_WSF_PREFILL_STAGES > 0 ? PODCHECK_WSF_PREFILL_STAGES : NS_fit;  // ring depth
+  // (split SMs) a decode CTA's three warpgroups: regions of the fused kernel's decode layout, one per warpgroup; a
+  // prefill CTA's two consumers, once the prefill queue is empty: two regions of 2 stages in the ring and Q tile
+  static constexpr int dec3_bytes = MODE == kWsSplitSms ? 3 * Smem<D, __half>::dec_bytes : 0;
+  static constexpr int DS1 = MODE == kWsPrefillOnly ? 0
+                             : MODE == kWsSplitSms ? 2
+                             : Smem<D, __half>::dec_bytes_of(DS) <= NS * stage + q_bytes ? DS
+                             : Smem<D, __half>::dec_bytes_of(3) <= NS * stage + q_bytes  ? 3
+                                                                                         : 2;
+  static constexpr int q_off = NS * stage;
+  static constexpr int dec_off = q_off + q_bytes;
+  static constexpr int body = dec_off + dec_bytes > dec3_bytes ? dec_off + dec_bytes : dec3_bytes;
+  static constexpr int bar_off = body;                 // mbarriers: full[NS], empty[NS], q_full, q_empty,
+  static constexpr int n_bars = 2 * NS + 2 + 4;        // item_full[2], item_empty[2]
+  static constexpr int item_off = bar_off + 8 * n_bars;  // ints: the item ring's two indices, decode slots [3], done
+  static constexpr int bytes = 1024 + item_off + 32;     // + 1024: aligned to 1024 bytes (the swizzle)
+  static_assert(kv_block % 1024 == 0 && q_bytes % 16 == 0 && dec_bytes % 16 == 0, "aligned blocks");
+  static_assert(MODE == kWsPrefillOnly || (MODE == kWsSplitSms ? 2 : 1) * Smem<D, __half>::dec_bytes_of(DS1) <=
+                                           NS * stage + q_bytes,
+                "the consumers' decode regions fit in the ring and Q tile they leave");
+  static_assert(1024 + item_off + 32 <= 232448, "227 KB per CTA");
 };
 
 // The producer's copy of an item's Q tile (packed rows row_begin .. row_begin + 127; zeros past the request) into
 // the padded tile: thread idx of 128 keeps one 16-byte column and steps over rows.
-template <int D, class QT>
+template <int D, class QT, int ROWS>
 __device__ __forceinline__ void issue_q_ws(const pod_side& S, const ItemCtx& c, const FastDiv& gd, int kv_head,
                                            int row_begin, QT* Qs, int idx) {
   constexpr int CPR = D / 8, RPP = 128 / CPR, SD = D + 8;
   const int col = (idx % CPR) * 8;
   const std::uint32_t dst = smem_u32(Qs) + col * 2;
 #pragma unroll 4
-  for (int row = idx / CPR; row < kWsRows; row += RPP) {
+  for (int row = idx / CPR; row < ROWS; row += RPP) {
     const int pr = row_begin + row;
     const bool ok = pr < c.packed;
     const int prc = ok ? pr : row_begin;  // row_begin < packed: every item has a row, so the address stays in range
@@ -1135,11 +1201,38 @@ __device__ __forceinline__ void issue_q_ws(const pod_side& S, const ItemCtx& c, 
   }
 }
 
-template <int D, class QT>
-__global__ void __launch_bounds__(kWsThreads, 1) pod_prefill_ws_kernel(const __grid_constant__ KParams P) {
+// A warpgroup of the fused warp-specialised kernel running decode items until the decode queue is empty: its thread
+// 0 takes the next index into the warpgroup's slot, named barrier `bar` (128 threads) publishes it and, after the
+// item, frees the slot and the region. role: the warpgroup's role in a timeline launch (0 prefill consumer, 1 decode).
+template <int D, class QT, int STAGES>
+__device__ __forceinline__ void ws_decode_items(const KParams& P, unsigned char* region, int wtid, int bar,
+                                                volatile int* slot, bool timed, int role) {
+  for (;;) {
+    const std::uint64_t t_item = (timed && wtid == 0) ? globaltimer() : 0;
+    if (wtid == 0) *slot = atomicAdd(&P.counters[1], 1);
+    group_sync(bar);
+    const int idx = *slot;
+    if (idx >= P.side[1].n_items) return;
+    decode_item<D, QT, QT, false, STAGES>(P, P.side[1], P.side[1].items[idx], region, wtid, bar);
+    group_sync(bar);  // the region and the slot are free for the next item
+    if (timed && wtid == 0) put_span(P, t_item, idx, 1, role);
+  }
+}
+// The CTA's life in a timeline launch, recorded by the last of its `workers` item-running warpgroups to finish.
+__device__ __forceinline__ void ws_cta_done(const KParams& P, int* s_done, std::uint64_t t_entry, int wtid, bool timed,
+                                            int workers, int role) {
+  if (!timed || wtid != 0) return;
+  if (workers == 1 || atomicAdd(s_done, 1) == workers - 1) put_span(P, t_entry, -1, role, role, workers);
+}
+
+template <int D, class QT, int MODE>
+__global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_constant__ KParams P) {
 #if PODCHECK_WGMMA
   using namespace sm90;
-  using L = WsSmem<D>;
+  using L = WsSmem<D, MODE>;
+  constexpr bool FUSED = MODE == kWsCoResident;
+  constexpr int NC = FUSED ? 1 : 2, ROWS = kWsRows<MODE>;  // consumer warpgroups, packed rows per prefill item
+  constexpr bool PP = kWsPingPong && !FUSED;  // the ping-pong order needs two consumers
   constexpr int TK = L::TK, NS = L::NS, SD = D + 8, NT_D = D / 8;
   extern __shared__ uint4 smem_raw[];
   unsigned char* smem = reinterpret_cast<unsigned char*>(
@@ -1151,28 +1244,36 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_prefill_ws_kernel(const __g
   auto empty_bar = [&](int st) { return bars + 8 * (NS + st); };
   auto item_full = [&](int j) { return bars + 8 * (2 * NS + 2 + j); };
   auto item_empty = [&](int j) { return bars + 8 * (2 * NS + 4 + j); };
+  // the item ring [2], then the decode slots of warpgroups 0-2 (s_item + 2 + wg), then the warpgroups done
   volatile int* s_item = reinterpret_cast<volatile int*>(smem + L::item_off);
+  int* s_done = reinterpret_cast<int*>(smem + L::item_off) + 5;  // (fused forms) the last one records the CTA's life
   QT* Qs = reinterpret_cast<QT*>(smem + L::q_off);
   const int tid = threadIdx.x, wg = tid >> 7, wtid = tid & 127;
   const SideDev& SDv = P.side[0];
   const bool timed = P.timeline != nullptr;
   std::uint64_t t_entry = 0;
-  if (timed && tid == 128) t_entry = globaltimer();
+  // (split SMs) the CTA's side: the first prefill_sms CTAs (one per SM) run the prefill
+  const bool decode_cta = MODE == kWsSplitSms && int(blockIdx.x) >= P.ws_prefill_ctas;
+  if (timed && (wtid == 0 && (tid > 0 || decode_cta) || (FUSED && tid == 256))) t_entry = globaltimer();
   if (tid == 0) {
     for (int st = 0; st < NS; ++st) {
       mbar_init(full_bar(st), 128);   // the producer's 128 threads, each when its copies have landed
-      mbar_init(empty_bar(st), 256);  // every consumer thread, once its warpgroup's products have read the stage
+      mbar_init(empty_bar(st), 128 * NC);  // every consumer thread, once its warpgroup's products have read it
     }
     mbar_init(q_full, 128);
-    mbar_init(q_empty, 256);
+    mbar_init(q_empty, 128 * NC);
     for (int j = 0; j < 2; ++j) {
-      mbar_init(item_full(j), 1);              // the producer's thread 0, once the index is written
-      mbar_init(item_empty(j), kWsThreads);    // every thread, once it has read the index
+      mbar_init(item_full(j), 1);                 // the producer's thread 0, once the index is written
+      mbar_init(item_empty(j), 128 * (1 + NC));   // every producer and consumer thread, once it has read it
     }
+    *s_done = 0;
   }
   __syncthreads();
 
-  if (wg == 0) {  // ---- producer ----
+  if (MODE == kWsSplitSms && decode_cta) {  // ---- (split SMs) a decode CTA: three warpgroups of decode items ----
+    ws_decode_items<D, QT, 0>(P, smem + wg * Smem<D, __half>::dec_bytes, wtid, 3 + wg, s_item + 2 + wg, timed, 1);
+    ws_cta_done(P, s_done, t_entry, wtid, timed, 3, 1);
+  } else if (wg == 0) {  // ---- producer ----
     setmaxnreg_dec<kWsProducerRegs>();
     int st = 0;
     std::uint32_t ph = 0;
@@ -1189,9 +1290,9 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_prefill_ws_kernel(const __g
       if (idx >= SDv.n_items) break;
       mbar_arrive(item_empty(j));
       const WorkItem it = SDv.items[idx];
-      const ItemCtx c = item_ctx(P, SDv, it, kWsRows);
+      const ItemCtx c = item_ctx(P, SDv, it, ROWS);
       mbar_wait(q_empty, (n & 1) ^ 1);  // the consumers hold the previous item's Q in registers
-      issue_q_ws<D, QT>(SDv.s, c, P.gdiv, it.kv_head, it.row_begin, Qs, wtid);
+      issue_q_ws<D, QT, ROWS>(SDv.s, c, P.gdiv, it.kv_head, it.row_begin, Qs, wtid);
       mbar_arrive_cp_async(q_full);
       const KvSrc src = kv_src<QT>(SDv, c.page_base, it.kv_head);
       const int n_tiles = c.kv_hi > c.kv_lo ? (c.kv_hi - c.kv_lo + TK - 1) / TK : 0;
@@ -1204,12 +1305,16 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_prefill_ws_kernel(const __g
       }
     }
     asm volatile("cp.async.wait_all;\n" ::: "memory");
-  } else {  // ---- consumers: warpgroup 1 rows 0..63 of the item, warpgroup 2 rows 64..127 ----
+  } else if (FUSED && wg == 2) {  // ---- (fused) decode warpgroup ----
+    setmaxnreg_inc<kWsConsumerRegs>();
+    ws_decode_items<D, QT, L::DS>(P, smem + L::dec_off, wtid, 3 + wg, s_item + 2 + wg, timed, 1);
+    ws_cta_done(P, s_done, t_entry, wtid, timed, 2, 0);
+  } else {  // ---- consumers: warpgroup 1 rows 0..63 of the item, warpgroup 2 (prefill-only) rows 64..127 ----
   setmaxnreg_inc<kWsConsumerRegs>();
   const int cw = wg - 1, warp = wtid >> 5, lane = tid & 31, tq = lane & 3;
   // ping-pong: barrier 1 + cw opens consumer cw's turn; consumer 0 goes first (consumer 1 opens it once here, and
   // consumer 0 takes that last opening after its loop, so every barrier ends balanced)
-  if (kWsPingPong && cw == 1) named_arrive(1, 256);
+  if (PP && cw == 1) named_arrive(1, 256);
   int st = 0;
   std::uint32_t ph = 0;
   for (int n = 0;; ++n) {
@@ -1220,7 +1325,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_prefill_ws_kernel(const __g
     if (idx >= SDv.n_items) break;
     mbar_arrive(item_empty(j));
     const WorkItem it = SDv.items[idx];
-    const ItemCtx c = item_ctx(P, SDv, it, kWsRows);
+    const ItemCtx c = item_ctx(P, SDv, it, ROWS);
     const int wrow0 = it.row_begin + cw * 64 + warp * 16;
     const RowMask M = row_mask(SDv, c, P.gdiv, it.kv_head, wrow0);
     std::uint32_t qf[D / 16][4];
@@ -1274,10 +1379,10 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_prefill_ws_kernel(const __g
 #pragma unroll
           for (int nn = 0; nn < TK / 8; ++nn) sc[nn][0] = sc[nn][1] = sc[nn][2] = sc[nn][3] = 0.f;
           wg_pin<TK / 2>(&sc[0][0]);
-          if constexpr (kWsPingPong) named_sync(1 + cw, 256);  // my turn to issue products
+          if constexpr (PP) named_sync(1 + cw, 256);  // my turn to issue products
           wg_fence();
           issue_qk(sc, st);
-          if constexpr (kWsPingPong) named_arrive(2 - cw, 256);  // the other consumer's turn
+          if constexpr (PP) named_arrive(2 - cw, 256);  // the other consumer's turn
           wg_wait<0>();
           wg_pin<TK / 2>(&sc[0][0]);
           float alpha[2];
@@ -1292,11 +1397,11 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_prefill_ws_kernel(const __g
           for (int nn = 0; nn < TK / 8; ++nn) sc[nn][0] = sc[nn][1] = sc[nn][2] = sc[nn][3] = 0.f;
           wg_pin<TK / 2>(&sc[0][0]);
           wg_pin<D / 2>(&o[0][0]);
-          if constexpr (kWsPingPong) named_sync(1 + cw, 256);
+          if constexpr (PP) named_sync(1 + cw, 256);
           wg_fence();  // O was rescaled, S zeroed, by ordinary instructions
           issue_qk(sc, st);
           issue_pv(st_prev);
-          if constexpr (kWsPingPong) named_arrive(2 - cw, 256);
+          if constexpr (PP) named_arrive(2 - cw, 256);
           wg_wait<1>();  // S of tile k is done; tile k - 1's P V may still run
           wg_pin<TK / 2>(&sc[0][0]);
           float alpha[2];
@@ -1336,10 +1441,16 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_prefill_ws_kernel(const __g
         if (tq == 0) w.put_lse();
       }
     }
-    if (timed && tid == 128) put_span(P, t_item, idx, 0, 0);
+    if (timed && tid == 128) put_span(P, t_item, idx, 0, 0, NC);
   }
-  if (kWsPingPong && cw == 0) named_sync(1, 256);
-  if (timed && tid == 128) put_span(P, t_entry, -1, 0, 0);
+  if (PP && cw == 0) named_sync(1, 256);
+  if constexpr (MODE != kWsPrefillOnly) {  // the prefill queue is empty and the ring read: decode items there
+    ws_decode_items<D, QT, L::DS1>(P, smem + cw * Smem<D, __half>::dec_bytes_of(L::DS1), wtid, 3 + wg, s_item + 2 + wg,
+                                   timed, 0);
+    ws_cta_done(P, s_done, t_entry, wtid, timed, 2, 0);
+  } else if (timed && tid == 128) {
+    put_span(P, t_entry, -1, 0, 0, NC);
+  }
   }
 #else
   (void)P;  // built for sm_90a only; the host launches it only when the loaded image has it
@@ -1402,8 +1513,13 @@ struct Kernels {
   const void* fused = nullptr;
   const void* merge = nullptr;
   std::size_t smem = 0;
-  const void* ws = nullptr;  // the warp-specialised prefill (16-bit KV, head_dim 64 / 128), else null
+  // the warp-specialised kernel (16-bit KV, head_dim 64 / 128), else null: prefill-only launches, fused launches
+  const void* ws = nullptr;
   std::size_t ws_smem = 0;
+  const void* ws_fused = nullptr;  // both sides on every SM (notebook step 10)
+  std::size_t ws_fused_smem = 0;
+  const void* ws_split = nullptr;  // SMs split by side (notebook step 10)
+  std::size_t ws_split_smem = 0;
 };
 
 // feat: the instantiation with the RoPE / ALiBi / soft-cap paths (its own registers; the plain one keeps v2's).
@@ -1415,8 +1531,12 @@ Kernels kernels_for(bool feat) {
   k.merge = reinterpret_cast<const void*>(&pod_merge_kernel<D, QT>);
   k.smem = fused_smem_bytes<D, QT, KVT>();
   if constexpr (std::is_same_v<QT, KVT> && D <= 128) {
-    k.ws = reinterpret_cast<const void*>(&pod_prefill_ws_kernel<D, QT>);
-    k.ws_smem = std::size_t(WsSmem<D>::bytes);
+    k.ws = reinterpret_cast<const void*>(&pod_ws_kernel<D, QT, kWsPrefillOnly>);
+    k.ws_smem = std::size_t(WsSmem<D, kWsPrefillOnly>::bytes);
+    k.ws_fused = reinterpret_cast<const void*>(&pod_ws_kernel<D, QT, kWsCoResident>);
+    k.ws_fused_smem = std::size_t(WsSmem<D, kWsCoResident>::bytes);
+    k.ws_split = reinterpret_cast<const void*>(&pod_ws_kernel<D, QT, kWsSplitSms>);
+    k.ws_split_smem = std::size_t(WsSmem<D, kWsSplitSms>::bytes);
   }
   return k;
 }
@@ -1441,8 +1561,12 @@ bool uses_features(const pod_side& s) {
 bool side_has_rows(const pod_side& s) {
   return s.num_requests > 0 && s.qo_indptr_host[s.num_requests] > s.qo_indptr_host[0];
 }
-// PODCHECK_CUDA_WS=0: launches with prefill work only keep the fused kernel (experiments; default 1).
+// PODCHECK_CUDA_WS: 0 every launch keeps the fused kernel; 1 (default) only prefill-only launches take the
+// warp-specialised one (v3.5); 2 fused launches too, both sides on every SM; 3 fused launches too, SMs split by side
+// (notebook step 10: forms 2 and 3 measured no faster yet, so opt-in). PODCHECK_CUDA_PREFILL_SMS: form 3's prefill
+// SMs (else ws_split_sms).
 constexpr const char* kWsKnob = kTuningKnobs[4];
+constexpr const char* kPrefillSmsKnob = kTuningKnobs[5];
 
 Kernels select_kernels(const pod_problem& p) {
   const bool feat = uses_features(p.prefill) || uses_features(p.decode);
@@ -1492,7 +1616,7 @@ struct PreparedPod::Impl {
   pod_run_stats stats{};
   int grid = 0;
   int threads = kThreads;
-  bool ws = false;  // the launch runs pod_prefill_ws_kernel (kern.fused points to it)
+  int ws = 0;  // the launch runs pod_ws_kernel (kern.fused points to it): 1 prefill-only, 2 co-resident, 3 split SMs
   const MergeRow* merge_rows = nullptr;
   int n_merge = 0;
   std::vector<void*> owned;
@@ -1515,15 +1639,17 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   int wgmma_built = 0;
   CUDA_CHECK(cudaMemcpyFromSymbol(&wgmma_built, podcheck_wgmma_built, sizeof(int)));
   const bool fp8_kv = p.dtype_kv == POD_DTYPE_E4M3 || p.dtype_kv == POD_DTYPE_E5M2;
-  // A launch with prefill work only (notebook step 9) takes the warp-specialised prefill where it applies
-  // (PODCHECK_CUDA_WS=0 keeps the fused kernel, for comparisons in one build).
+  // A launch with prefill work takes the warp-specialised kernel where it applies: prefill only (notebook step 9)
+  // or both sides (step 10); PODCHECK_CUDA_WS=0 / 1 keeps the fused kernel for both / for fused launches.
   const bool decode_runs = p.decode.present && p.only_side != 1 && side_has_rows(p.decode);
   const bool prefill_runs = p.prefill.present && p.only_side != 2 && side_has_rows(p.prefill);
-  m.ws = wgmma_built && m.kern.ws && prefill_runs && !decode_runs && !fp8_kv && !uses_features(p.prefill) &&
-         env_knob(kWsKnob, 0, 1, 1) != 0;
+  const int ws_knob = env_knob(kWsKnob, 0, 3, 1);
+  if (wgmma_built && m.kern.ws && prefill_runs && !fp8_kv && !uses_features(p.prefill) &&
+      !(decode_runs && uses_features(p.decode)))
+    m.ws = !decode_runs ? (ws_knob != 0 ? 1 : 0) : ws_knob >= 2 ? ws_knob : 0;
   if (m.ws) {
-    m.kern.fused = m.kern.ws;
-    m.kern.smem = m.kern.ws_smem;
+    m.kern.fused = m.ws == 1 ? m.kern.ws : m.ws == 2 ? m.kern.ws_fused : m.kern.ws_split;
+    m.kern.smem = m.ws == 1 ? m.kern.ws_smem : m.ws == 2 ? m.kern.ws_fused_smem : m.kern.ws_split_smem;
     m.threads = kWsThreads;
   }
   CUDA_CHECK(cudaFuncSetAttribute(m.kern.fused, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)m.kern.smem));
@@ -1532,7 +1658,7 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
                                   (int)cudaSharedmemCarveoutMaxShared));
   int per_sm = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, m.kern.fused, m.threads, m.kern.smem));
-  if (per_sm < 1) throw CudaError(std::string(m.ws ? "pod_prefill_ws_kernel" : "pod_fused_kernel") +
+  if (per_sm < 1) throw CudaError(std::string(m.ws ? "pod_ws_kernel" : "pod_fused_kernel") +
                                   " cannot be resident (occupancy 0)");
   // With no prefill work, at most 2 CTAs per SM: the decode's throughput per SM barely grows with resident CTAs
   // (1 -> 2: 1.17x, notebook step 5), while every slot more makes a last wave of fewer items (mix B's decode alone:
@@ -1540,13 +1666,17 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   if (!p.prefill.present || p.prefill.num_requests == 0 || p.only_side == 2) per_sm = std::min(per_sm, 2);
   if (const int cap = env_knob(kTuningKnobs[3], 1, per_sm, 1); cap > 0) per_sm = cap;  // experiment: fewer per SM
   PlanTuning tuning = tuning_from_env(per_sm);
-  if (m.ws) {
-    tuning.prefill_tile_rows = kWsRows;
+  if (m.ws == 1) {
+    tuning.prefill_tile_rows = kWsRows<kWsPrefillOnly>;
     tuning.splits_within_one_wave = true;
+  } else if (m.ws == 2) {
+    tuning.prefill_tile_rows = kWsRows<kWsCoResident>;
+  } else if (m.ws == 3) {
+    tuning.prefill_tile_rows = kWsRows<kWsSplitSms>;
   }
   m.plan = make_plan(p, sms * per_sm, per_sm, tuning);
   m.grid = sms * per_sm;
-  if (m.ws) m.grid = std::max(1, std::min(m.grid, (int)m.plan.side[0].items.size()));  // persistent, no idle CTA
+  if (m.ws == 1) m.grid = std::max(1, std::min(m.grid, (int)m.plan.side[0].items.size()));  // persistent, no idle CTA
 
   KParams& k = m.params;
   k.num_qo_heads = p.num_qo_heads;
@@ -1556,6 +1686,10 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   k.lse_base_e = p.lse_base_e;
   k.ctas_per_sm = per_sm;
   k.prefill_ctas_per_sm = m.plan.prefill_ctas_per_sm;
+  if (m.ws == 3) {
+    const int knob = env_knob(kPrefillSmsKnob, 1, std::max(1, sms - 1), 1);
+    k.ws_prefill_ctas = knob > 0 ? knob : ws_split_sms(m.plan, sms, p.head_dim);
+  }
   const pod_side* sides[2] = {&p.prefill, &p.decode};
   for (int si = 0; si < 2; ++si) {
     SideDev& sd = k.side[si];
@@ -1607,7 +1741,10 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   st.grid_ctas = m.grid;
   st.threads_per_cta = m.threads;
   st.smem_bytes = (int)m.kern.smem;
-  st.tile_q_prefill = m.ws ? kWsRows : kTileQ;
+  st.tile_q_prefill = m.ws == 1   ? kWsRows<kWsPrefillOnly>
+                      : m.ws == 2 ? kWsRows<kWsCoResident>
+                      : m.ws == 3 ? kWsRows<kWsSplitSms>
+                                  : kTileQ;
   st.tile_q_decode = kTileQDecode;
   // the prefill's KV tile (decode warps use kTileKVDecode): the wgmma path's where the loaded image has it and the
   // case takes it (16-bit KV, no feature, head_dim 64 / 128), else the mma.sync path's
@@ -1722,7 +1859,7 @@ thread_local std::string g_last_error;
 
 extern "C" const pod_kernel_info* podcheck_kernel_info(void) {
   static const pod_kernel_info info{POD_ABI_VERSION, podcheck::kernels::kKernelName, podcheck::kernels::kKernelVersion,
-                                    "fused POD v3.5: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill, warp-specialised prefill-only launches, decode split over warps, cp.async pipelines, ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
+                                    "fused POD v3.5: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill, warp-specialised prefill-only launches (fused ones opt-in: PODCHECK_CUDA_WS=2 / 3), decode split over warps, cp.async pipelines, ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
   return &info;
 }
 

@@ -146,6 +146,26 @@ void plan_side(const pod_problem& p, const pod_side& s, int side_index, int rows
 
 }  // namespace
 
+int ws_split_sms(const PodPlan& plan, int sms, int head_dim) {
+  if (sms < 2) return 1;
+  const double f = head_dim / 128.0;
+  const double n_items = double(plan.side[0].items.size());
+  const double wp = ((plan.side[0].cost - kTileKV * n_items) * kPrefillTokenSmUs + n_items * kPrefillItemSmUs) * f;
+  const double wd = plan.side[1].cost * kDecodeUnitSmUs * f;
+  const double floor_d = plan.side[1].cost * kDecodeUnitMachineUs * f;
+  auto end_of = [&](int p) { return std::max(wp / p, std::max(floor_d, wd / (sms - p))); };
+  double best_t = end_of(1);
+  for (int p = 2; p < sms; ++p) best_t = std::min(best_t, end_of(p));
+  // the counts that tie (the decode's bandwidth floor binds over a range): the middle one, robust to either rate
+  int first = 0, last = 0;
+  for (int p = 1; p < sms; ++p)
+    if (end_of(p) <= best_t * (1 + 1e-9)) {
+      if (!first) first = p;
+      last = p;
+    }
+  return (first + last) / 2;
+}
+
 PodPlan make_plan(const pod_problem& p, int target_ctas, int ctas_per_sm, const PlanTuning& tuning) {
   PodPlan plan;
   const pod_side* sides[2] = {p.prefill.present && p.only_side != 2 ? &p.prefill : nullptr,

@@ -58,7 +58,9 @@ struct ItemSpan {
   std::int32_t cta;   // blockIdx.x
   std::int32_t sm;    // %smid
   std::int32_t item;  // index in its side's queue; -1: the CTA's life
-  std::int32_t side_role;  // bit 0: the item's side (0 prefill, 1 decode); bit 1: the CTA's role
+  // bit 0: the item's side (0 prefill, 1 decode); bit 1: the CTA's (or warpgroup's) role; bits 2 and up: the
+  // warpgroups that ran the item, or (the life span) that run items in the CTA, 0 read as 1 (pod_ws_kernel: 1-3)
+  std::int32_t side_role;
 };
 
 // Overrides of the planner's choices, for experiments (PreparedPod reads them from the environment:
@@ -67,9 +69,10 @@ struct ItemSpan {
 // (PODCHECK_CUDA_CTAS_PER_SM: resident CTAs per SM, at most what occupancy allows): read by PreparedPod, printed
 // by the bench.
 // PODCHECK_CUDA_WS=0: a launch with prefill work only keeps the fused kernel instead of the warp-specialised prefill.
-inline constexpr const char* kTuningKnobs[5] = {"PODCHECK_CUDA_PREFILL_CTAS", "PODCHECK_CUDA_PREFILL_CHUNK",
+// PODCHECK_CUDA_PREFILL_SMS: of a fused warp-specialised launch with SMs split by side, the prefill's SMs.
+inline constexpr const char* kTuningKnobs[6] = {"PODCHECK_CUDA_PREFILL_CTAS", "PODCHECK_CUDA_PREFILL_CHUNK",
                                                 "PODCHECK_CUDA_DECODE_CHUNK", "PODCHECK_CUDA_CTAS_PER_SM",
-                                                "PODCHECK_CUDA_WS"};
+                                                "PODCHECK_CUDA_WS",           "PODCHECK_CUDA_PREFILL_SMS"};
 struct PlanTuning {
   int prefill_ctas_per_sm = -1;  // -1: proportional to each side's work; else 0 .. ctas_per_sm
   int chunk_tokens[2] = {-1, -1};  // per side: -1 the planner's choice (or kv_chunk_tokens); 0 no split; > 0 tokens
@@ -92,6 +95,17 @@ std::int32_t kv_len_of(const pod_kv& kv, int r);
 // Checks what the kernel computes; returns "" when supported, else the reason (not-supported or invalid).
 // `invalid` is set when the problem is inconsistent rather than merely unsupported.
 std::string check_support(const pod_problem& p, bool* invalid);
+
+// The fused warp-specialised launch with SMs split by side (one CTA per SM): how many of `sms` run the prefill, the
+// rest the decodes (prefill CTAs join the decodes once the prefill queue is empty). The plan's side costs are turned
+// into SM time with rates fitted to the H200's (notebook step 10; head_dim 128, scaled by head_dim / 128): a prefill
+// SM takes kPrefillTokenSmUs per KV token of a 128-row item plus kPrefillItemSmUs per item; a decode SM
+// kDecodeUnitSmUs per cost unit (a KV token of one KV head, three decode warpgroups per SM); all decode SMs together
+// no less than kDecodeUnitMachineUs per unit (the bandwidth of the whole GPU). The count minimises the later of the
+// two sides' ends, at least 1 each; of counts that tie (the bandwidth floor binds), the middle one.
+inline constexpr double kPrefillTokenSmUs = 0.019, kPrefillItemSmUs = 8.6;
+inline constexpr double kDecodeUnitSmUs = 0.01237, kDecodeUnitMachineUs = 0.283 * 1000 / (1024.0 * 2080);
+int ws_split_sms(const PodPlan& plan, int sms, int head_dim);
 
 // Builds the plan. target_ctas: CTAs resident at once (SMs x CTAs per SM); ctas_per_sm for the role split.
 PodPlan make_plan(const pod_problem& p, int target_ctas, int ctas_per_sm, const PlanTuning& tuning = {});

@@ -9,6 +9,8 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+
 using namespace podcheck;
 using namespace podcheck::kernels;
 using test::CaseSpec;
@@ -58,6 +60,19 @@ void check_case(const Case& c, const std::string& name, int kv_chunk = 0, bool e
   INFO(verdict);
   CHECK(r.status == validation::Status::passed);
 }
+
+// An experiment knob of the kernel set for one scope (PreparedPod reads the environment); var null: nothing set.
+struct ScopedEnv {
+  const char* var;
+  ScopedEnv(const char* v, const char* value) : var(v) {
+    if (var) setenv(var, value, 1);
+  }
+  ~ScopedEnv() {
+    if (var) unsetenv(var);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+};
 
 // The device's SM count.
 int sm_count() {
@@ -263,7 +278,8 @@ TEST_CASE("not-supported features are reported and nothing is launched", "[gpu]"
   CHECK_FALSE(r.outputs.out_p.has_value());
 }
 
-TEST_CASE("residency at head_dim 128: 3 CTAs per SM with prefill work on sm_90, 2 for a decode-only launch (v3.4)",
+TEST_CASE("residency at head_dim 128: 3 CTAs per SM with prefill work on sm_90 (v3.4; the opt-in warp-specialised fused "
+          "forms: 1), 2 for a decode-only launch",
           "[gpu]") {
   require_gpu();
   const int sms = sm_count();
@@ -277,7 +293,17 @@ TEST_CASE("residency at head_dim 128: 3 CTAs per SM with prefill work on sm_90, 
   const RunOutcome with_prefill = run_case(KernelHandle::builtin(), pod, 0);
   REQUIRE(with_prefill.run.status == RunStatus::ran);
   CHECK(with_prefill.stats.grid_ctas == sms * (major == 9 ? 3 : 2));
+  CHECK(with_prefill.stats.threads_per_cta == 128);
   check_case(pod, s.name);
+  {  // the opt-in fused form with SMs split by side (PODCHECK_CUDA_WS=3): one 384-thread CTA per SM on sm_90a code
+    const ScopedEnv knob("PODCHECK_CUDA_WS", "3");
+    const RunOutcome ws = run_case(KernelHandle::builtin(), pod, 0);
+    REQUIRE(ws.run.status == RunStatus::ran);
+    CHECK(ws.stats.grid_ctas == sms * (major == 9 ? 1 : 2));  // the default architectures hold sm_90a code
+    CHECK(ws.stats.threads_per_cta == (major == 9 ? 384 : 128));
+    s.name = "residency-pod-ws-split";
+    check_case(pod, s.name);
+  }
   s.name = "residency-decode-only";
   s.prefill = SideSpec{};
   const Case dec = test::build_case(s);
@@ -365,5 +391,83 @@ TEST_CASE("warp-specialised prefill (sm_90a): prefill-only launches, causal and 
     CaseSpec s = bf16_h32kv8("ws-split");  // few items (64 rows x 4 heads x 8 KV heads: 16): KV split and merged
     s.prefill = paged({64}, {8192}, MaskMode::none);
     check_ws(s, sm_count() >= 32);
+  }
+}
+
+TEST_CASE("warp-specialised fused launch (sm_90a): prefill beside decodes, pages 1 and 16, ragged, empty KV, split decodes",
+          "[gpu][sanitize]") {
+  require_gpu();
+  int dev = 0, major = 0;
+  REQUIRE(cudaGetDevice(&dev) == cudaSuccess);
+  REQUIRE(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess);
+  const int sms = sm_count();
+  // An sm_90 device runs pod_ws_kernel for these launches (384 threads, one CTA per SM) in its forms: SMs split by
+  // side (PODCHECK_CUDA_WS=3; 128-row prefill items) with the planner's split, with one prefill SM (its CTA does the
+  // whole prefill, every other runs decodes) and with one decode SM (the prefill CTAs take most decodes once their
+  // queue is empty); and both sides on every SM (PODCHECK_CUDA_WS=2; 64-row prefill items).
+  struct Form {
+    const char* ws;
+    const char* sms_var;
+    std::string sms_value;
+    int rows;
+  };
+  const std::vector<Form> forms = {{"3", nullptr, "", 128},
+                                   {"3", "PODCHECK_CUDA_PREFILL_SMS", "1", 128},
+                                   {"3", "PODCHECK_CUDA_PREFILL_SMS", std::to_string(std::max(1, sms - 1)), 128},
+                                   {"2", nullptr, "", 64}};
+  auto check_fused = [&](const CaseSpec& spec, bool expect_split = false) {
+    const Case c = test::build_case(spec);
+    for (const Form& f : forms) {
+      const ScopedEnv ws("PODCHECK_CUDA_WS", f.ws);
+      const ScopedEnv split(f.sms_var, f.sms_value.c_str());
+      const std::string form = std::string(" PODCHECK_CUDA_WS=") + f.ws +
+                               (f.sms_var ? std::string(" ") + f.sms_var + "=" + f.sms_value : std::string());
+      const RunOutcome ran = run_case(KernelHandle::builtin(), c, 0);
+      INFO(spec.name << form);
+      REQUIRE(ran.run.status == RunStatus::ran);
+      if (major == 9) {
+        CHECK(ran.stats.threads_per_cta == 384);
+        CHECK(ran.stats.tile_q_prefill == f.rows);
+        CHECK(ran.stats.grid_ctas == sms);
+      }
+      if (expect_split) CHECK(ran.stats.merge_launched == 1);
+      check_case(c, spec.name + form);
+    }
+  };
+  for (int ps : {1, 16})
+    for (MaskMode mm : {MaskMode::causal, MaskMode::none}) {
+      CaseSpec s = bf16_h32kv8("");
+      s.name = "wsf-ps" + std::to_string(ps) + (mm == MaskMode::causal ? "-causal" : "-full");
+      s.page_size = ps;
+      // prefill as the prefill-only test's (an item of 20 rows, one of 4, rows that see nothing, an empty KV);
+      // decodes of 1 token, a page and one, an empty KV, long ones (more decode items than the prefill's)
+      s.prefill = paged({300, 37, 1, 129, 70, 3}, {300, 1000, 77, 129, 10, 0}, mm);
+      s.decode = decode({1, 17, 0, 300, 4096, 2049, 5, 640});
+      check_fused(s);
+    }
+  {
+    CaseSpec s;  // f16, head_dim 64, group 1, HND, natural-log LSE; more decode work than prefill work
+    s.name = "wsf-d64-g1-hnd";
+    s.head_dim = 64;
+    s.heads = s.kv_heads = 4;
+    s.layout = Layout::HND;
+    s.lse_base = LseBase::base_e;
+    s.prefill = paged({50, 200}, {50, 333}, MaskMode::causal);
+    s.decode = decode(std::vector<int>(40, 1500));
+    check_fused(s);
+  }
+  {
+    CaseSpec s;  // dense single request with a sliding window beside decodes, f16 g = 4
+    s.name = "wsf-dense-window";
+    s.prefill = dense_prefill(127, 300, MaskMode::none);
+    s.prefill.window_left = 50;
+    s.decode = decode({33, 900, 2});
+    check_fused(s);
+  }
+  {
+    CaseSpec s = bf16_h32kv8("wsf-split");  // few items (8 prefill, 32 decode): both sides split and merged
+    s.prefill = dense_prefill(16, 64);
+    s.decode = decode({16384, 16384, 9000, 16384});
+    check_fused(s, sm_count() >= 64);
   }
 }

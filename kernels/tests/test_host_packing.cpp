@@ -322,6 +322,35 @@ TEST_CASE("plan v2: split-KV fills the resident CTAs when the unsplit items cann
   CHECK(plan2.merge_rows.empty());
 }
 
+TEST_CASE("plan: the split of SMs by side for the fused warp-specialised launch (step 10's rates)", "[kernels][host]") {
+  PodPlan plan;
+  // Mix A: 2,048 causal rows over 2,048 keys, 8 KV heads, in 512 items of 128 packed rows (32 query rows) that see
+  // 32 (j + 1) keys: 532,480 tokens + 32 per item = 548,864 units; 128 decodes of 2,048 keys x 8 KV heads: 1,024
+  // items of 2,080 units. Prefill 532,480 x 0.019 + 512 x 8.6 = 14,520 SM-us, decode 2,129,920 x 0.01237 = 26,347
+  // SM-us (floor 283 us): the ends meet at 14,520 / p = 26,347 / (132 - p), p = 46.9; 47 gives max(309, 309).
+  plan.side[0].items.resize(512);
+  plan.side[0].cost = 548864;
+  plan.side[1].cost = 1024.0 * 2080;
+  CHECK(ws_split_sms(plan, 132, 128) == 47);
+  CHECK(ws_split_sms(plan, 132, 64) == 47);  // head_dim scales both sides alike
+  // Mix B: 1,024 rows at the end of 8,192 keys (256 items seeing 7,696 keys on average), 64 decodes of 4,096:
+  // 1,970,176 x 0.019 + 256 x 8.6 = 39,634 against 2,113,536 x 0.01237 = 26,144: p = 79.5; 79 gives 501.7 us.
+  plan.side[0].items.resize(256);
+  plan.side[0].cost = 256.0 * (7696 + 32);
+  plan.side[1].cost = 64.0 * 8 * 4128;
+  CHECK(ws_split_sms(plan, 132, 128) == 79);
+  // Prefill only in effect: every SM but one. Decode only in effect (10 items of 1 token): the bandwidth floor binds
+  // for 1 to 38 prefill SMs (1e9 x 0.01237 / 94 is under the floor 1e9 x 1.329e-4, / 93 is over): the middle, 19.
+  plan.side[0].items.resize(10);
+  plan.side[0].cost = 1e9;
+  plan.side[1].cost = 10;
+  CHECK(ws_split_sms(plan, 132, 128) == 131);
+  plan.side[0].cost = 330;
+  plan.side[1].cost = 1e9;
+  CHECK(ws_split_sms(plan, 132, 128) == 19);
+  CHECK(ws_split_sms(plan, 1, 128) == 1);
+}
+
 TEST_CASE("plan tuning: a per-side chunk splits only that side, the role split override is clamped", "[kernels][host]") {
   CaseSpec s;
   s.heads = 8;
