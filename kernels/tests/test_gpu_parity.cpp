@@ -61,6 +61,14 @@ void check_case(const Case& c, const std::string& name, int kv_chunk = 0, bool e
   CHECK(r.status == validation::Status::passed);
 }
 
+// The device's compute capability, major number.
+int cc_major() {
+  int dev = 0, major = 0;
+  REQUIRE(cudaGetDevice(&dev) == cudaSuccess);
+  REQUIRE(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess);
+  return major;
+}
+
 // An experiment knob of the kernel set for one scope (PreparedPod reads the environment); var null: nothing set.
 struct ScopedEnv {
   const char* var;
@@ -283,9 +291,7 @@ TEST_CASE("residency at head_dim 128: 3 CTAs per SM with prefill work on sm_90 (
           "[gpu]") {
   require_gpu();
   const int sms = sm_count();
-  int dev = 0, major = 0;
-  REQUIRE(cudaGetDevice(&dev) == cudaSuccess);
-  REQUIRE(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess);
+  const int major = cc_major();
   CaseSpec s = bf16_h32kv8("residency-pod");
   s.prefill = dense_prefill(256, 512);
   s.decode = decode({300, 700, 1024});
@@ -341,14 +347,42 @@ TEST_CASE("a side launched alone with fewer items than resident CTAs is split by
   check_case(dec, s.name, 0, true);
 }
 
+// The prefill sides of the warp-specialised tests, in this order: bf16 32 / 8 heads D 128 at pages 1 and 16, causal
+// and not, ragged (37 rows x 4 heads = 148 packed rows: one full item and one of 20 rows; 1 row: an item of 4 rows;
+// 70 causal rows over 10 keys: rows that see nothing; an empty KV); f16 head_dim 64 group 1 (packed rows = query rows:
+// one item of 50 rows), HND, natural-log LSE; a dense f16 g = 4 request with a sliding window.
+std::vector<CaseSpec> ws_prefill_specs(const std::string& prefix) {
+  std::vector<CaseSpec> out;
+  for (int ps : {1, 16})
+    for (MaskMode mm : {MaskMode::causal, MaskMode::none}) {
+      CaseSpec s = bf16_h32kv8("");
+      s.name = prefix + "-ps" + std::to_string(ps) + (mm == MaskMode::causal ? "-causal" : "-full");
+      s.page_size = ps;
+      s.prefill = paged({300, 37, 1, 129, 70, 3}, {300, 1000, 77, 129, 10, 0}, mm);
+      out.push_back(s);
+    }
+  CaseSpec d64;
+  d64.name = prefix + "-d64-g1-hnd";
+  d64.head_dim = 64;
+  d64.heads = d64.kv_heads = 4;
+  d64.layout = Layout::HND;
+  d64.lse_base = LseBase::base_e;
+  d64.prefill = paged({50, 200}, {50, 333}, MaskMode::causal);
+  out.push_back(d64);
+  CaseSpec win;
+  win.name = prefix + "-dense-window";
+  win.prefill = dense_prefill(127, 300, MaskMode::none);
+  win.prefill.window_left = 50;
+  out.push_back(win);
+  return out;
+}
+
 TEST_CASE("warp-specialised prefill (sm_90a): prefill-only launches, causal and not, pages 1 and 16, ragged, small items",
           "[gpu][sanitize]") {
   require_gpu();
-  int dev = 0, major = 0;
-  REQUIRE(cudaGetDevice(&dev) == cudaSuccess);
-  REQUIRE(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess);
-  // the default architectures hold sm_90a code, so an sm_90 device runs pod_prefill_ws_kernel (384 threads,
-  // 128-row items) for these launches
+  const int major = cc_major();
+  // the default architectures hold sm_90a code, so an sm_90 device runs pod_ws_kernel's prefill-only form (384
+  // threads, 128-row items) for these launches
   auto check_ws = [&](const CaseSpec& spec, bool expect_split = false) {
     const Case c = test::build_case(spec);
     const RunOutcome ran = run_case(KernelHandle::builtin(), c, 0);
@@ -360,33 +394,7 @@ TEST_CASE("warp-specialised prefill (sm_90a): prefill-only launches, causal and 
     if (expect_split) CHECK(ran.stats.merge_launched == 1);
     check_case(c, spec.name);
   };
-  for (int ps : {1, 16})
-    for (MaskMode mm : {MaskMode::causal, MaskMode::none}) {
-      CaseSpec s = bf16_h32kv8("");
-      s.name = "ws-ps" + std::to_string(ps) + (mm == MaskMode::causal ? "-causal" : "-full");
-      s.page_size = ps;
-      // ragged; 37 rows x 4 heads = 148 packed rows (one full item and one of 20 rows); 1 row (an item of 4 rows);
-      // 70 causal rows over 10 keys (rows that see nothing); an empty KV
-      s.prefill = paged({300, 37, 1, 129, 70, 3}, {300, 1000, 77, 129, 10, 0}, mm);
-      check_ws(s);
-    }
-  {
-    CaseSpec s;  // f16, head_dim 64, group 1 (packed rows = query rows): one item of 50 rows, HND, natural-log LSE
-    s.name = "ws-d64-g1-hnd";
-    s.head_dim = 64;
-    s.heads = s.kv_heads = 4;
-    s.layout = Layout::HND;
-    s.lse_base = LseBase::base_e;
-    s.prefill = paged({50, 200}, {50, 333}, MaskMode::causal);
-    check_ws(s);
-  }
-  {
-    CaseSpec s;  // dense single request, f16, g = 4; a sliding window
-    s.name = "ws-dense-window";
-    s.prefill = dense_prefill(127, 300, MaskMode::none);
-    s.prefill.window_left = 50;
-    check_ws(s);
-  }
+  for (const CaseSpec& s : ws_prefill_specs("ws")) check_ws(s);
   {
     CaseSpec s = bf16_h32kv8("ws-split");  // few items (64 rows x 4 heads x 8 KV heads: 16): KV split and merged
     s.prefill = paged({64}, {8192}, MaskMode::none);
@@ -397,9 +405,7 @@ TEST_CASE("warp-specialised prefill (sm_90a): prefill-only launches, causal and 
 TEST_CASE("warp-specialised fused launch (sm_90a): prefill beside decodes, pages 1 and 16, ragged, empty KV, split decodes",
           "[gpu][sanitize]") {
   require_gpu();
-  int dev = 0, major = 0;
-  REQUIRE(cudaGetDevice(&dev) == cudaSuccess);
-  REQUIRE(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess);
+  const int major = cc_major();
   const int sms = sm_count();
   // An sm_90 device runs pod_ws_kernel for these launches (384 threads, one CTA per SM) in its forms: SMs split by
   // side (PODCHECK_CUDA_WS=3; 128-row prefill items) with the planner's split, with one prefill SM (its CTA does the
@@ -434,36 +440,15 @@ TEST_CASE("warp-specialised fused launch (sm_90a): prefill beside decodes, pages
       check_case(c, spec.name + form);
     }
   };
-  for (int ps : {1, 16})
-    for (MaskMode mm : {MaskMode::causal, MaskMode::none}) {
-      CaseSpec s = bf16_h32kv8("");
-      s.name = "wsf-ps" + std::to_string(ps) + (mm == MaskMode::causal ? "-causal" : "-full");
-      s.page_size = ps;
-      // prefill as the prefill-only test's (an item of 20 rows, one of 4, rows that see nothing, an empty KV);
-      // decodes of 1 token, a page and one, an empty KV, long ones (more decode items than the prefill's)
-      s.prefill = paged({300, 37, 1, 129, 70, 3}, {300, 1000, 77, 129, 10, 0}, mm);
-      s.decode = decode({1, 17, 0, 300, 4096, 2049, 5, 640});
-      check_fused(s);
-    }
-  {
-    CaseSpec s;  // f16, head_dim 64, group 1, HND, natural-log LSE; more decode work than prefill work
-    s.name = "wsf-d64-g1-hnd";
-    s.head_dim = 64;
-    s.heads = s.kv_heads = 4;
-    s.layout = Layout::HND;
-    s.lse_base = LseBase::base_e;
-    s.prefill = paged({50, 200}, {50, 333}, MaskMode::causal);
-    s.decode = decode(std::vector<int>(40, 1500));
-    check_fused(s);
-  }
-  {
-    CaseSpec s;  // dense single request with a sliding window beside decodes, f16 g = 4
-    s.name = "wsf-dense-window";
-    s.prefill = dense_prefill(127, 300, MaskMode::none);
-    s.prefill.window_left = 50;
-    s.decode = decode({33, 900, 2});
-    check_fused(s);
-  }
+  // the prefill-only test's prefills beside decodes: the ragged batches beside decodes of 1 token, a page and one,
+  // an empty KV and long ones (more decode items than prefill items); the head_dim 64 one beside more decode work
+  // than prefill work; the windowed one beside three
+  std::vector<CaseSpec> specs = ws_prefill_specs("wsf");
+  REQUIRE(specs.size() == 6);
+  for (int i = 0; i < 4; ++i) specs[i].decode = decode({1, 17, 0, 300, 4096, 2049, 5, 640});
+  specs[4].decode = decode(std::vector<int>(40, 1500));
+  specs[5].decode = decode({33, 900, 2});
+  for (const CaseSpec& s : specs) check_fused(s);
   {
     CaseSpec s = bf16_h32kv8("wsf-split");  // few items (8 prefill, 32 decode): both sides split and merged
     s.prefill = dense_prefill(16, 64);
