@@ -44,8 +44,8 @@ TimelineSummary summarize_timeline(const std::vector<ItemSpan>& spans) {
   auto workers = [](const ItemSpan& s) { return std::max(1, s.side_role >> 2); };
   std::vector<double> dur[2];
   std::uint64_t last_end[2] = {0, 0};
-  double busy = 0, capacity = 0;
-  for (const auto& [cta, s] : life) capacity += workers(*s) * t.span_us;
+  double busy = 0;
+  for (const auto& [cta, s] : life) t.worker_us += workers(*s) * t.span_us;
   for (const ItemSpan& s : spans) {
     if (s.item < 0) continue;
     const auto it = life.find(s.cta);
@@ -64,10 +64,8 @@ TimelineSummary summarize_timeline(const std::vector<ItemSpan>& spans) {
   }
   double tail = 0;
   for (const auto& [cta, s] : life) tail += double(t_end - s->t1) * 1e-3;
-  const double grid_us = capacity;  // workers x span
-  t.worker_us = capacity;
-  t.idle_fraction = grid_us > 0 ? 1.0 - busy / grid_us : 0;
-  t.tail_fraction = grid_us > 0 ? tail / (t.ctas * t.span_us) : 0;
+  t.idle_fraction = t.worker_us > 0 ? 1.0 - busy / t.worker_us : 0;
+  t.tail_fraction = t.span_us > 0 ? tail / (t.ctas * t.span_us) : 0;
   for (int side = 0; side < 2; ++side) {
     SideTimeline& st = t.side[side];
     st.last_us = st.items ? us(last_end[side]) : 0;
@@ -83,7 +81,7 @@ TimelineSummary summarize_timeline(const std::vector<ItemSpan>& spans) {
       in[s.side_role & 1] += double(std::min(s.t1, until) - s.t0) * 1e-3 * workers(s);
     }
     for (int side = 0; side < 2; ++side)
-      t.side[side].share_overlap = t.overlap_us > 0 ? in[side] * t.span_us / (t.overlap_us * capacity) : 0;
+      t.side[side].share_overlap = t.overlap_us > 0 ? in[side] * t.span_us / (t.overlap_us * t.worker_us) : 0;
   }
   return t;
 }
@@ -102,8 +100,8 @@ std::string describe_timeline(const TimelineSummary& t) {
   std::snprintf(buf, sizeof buf,
                 "timeline: %d CTAs (%d workers), %.1f us (entry skew %.1f, both sides until %.1f, first CTA done %.1f); "
                 "idle %.1f%% of worker time (tail %.1f%% of CTA time)\n",
-                t.ctas, t.span_us > 0 ? int(t.worker_us / t.span_us + 0.5) : t.ctas, t.span_us, t.entry_skew_us, t.overlap_us, t.first_exit_us, 100.0 * t.idle_fraction,
-                100.0 * t.tail_fraction);
+                t.ctas, t.span_us > 0 ? int(t.worker_us / t.span_us + 0.5) : t.ctas, t.span_us, t.entry_skew_us,
+                t.overlap_us, t.first_exit_us, 100.0 * t.idle_fraction, 100.0 * t.tail_fraction);
   return std::string(buf) + "    " + side(t.side[0], "prefill") + "\n    " + side(t.side[1], "decode") + "\n";
 }
 

@@ -1369,16 +1369,20 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           Wgmma<QT, D>::template run<1>(&o[0][0], pp[kk], desc_mn_major(va + kk * 16 * 128, TK * 128), 1);
         wg_commit();
       };
+      // the next tile's stage: its copies landed and visible to wgmma, S zeroed for its Q K^T
+      auto begin_tile = [&](float (&sc)[TK / 8][4]) {
+        mbar_wait(full_bar(st), ph);
+        fence_async_smem();
+#pragma unroll
+        for (int nn = 0; nn < TK / 8; ++nn) sc[nn][0] = sc[nn][1] = sc[nn][2] = sc[nn][3] = 0.f;
+        wg_pin<TK / 2>(&sc[0][0]);
+      };
       if (n_tiles > 0) {
         // tile 0: its S alone
         int st_prev = st;
         {
-          mbar_wait(full_bar(st), ph);
-          fence_async_smem();
           float sc[TK / 8][4];
-#pragma unroll
-          for (int nn = 0; nn < TK / 8; ++nn) sc[nn][0] = sc[nn][1] = sc[nn][2] = sc[nn][3] = 0.f;
-          wg_pin<TK / 2>(&sc[0][0]);
+          begin_tile(sc);
           if constexpr (PP) named_sync(1 + cw, 256);  // my turn to issue products
           wg_fence();
           issue_qk(sc, st);
@@ -1390,12 +1394,8 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           if (++st == NS) { st = 0; ph ^= 1; }
         }
         for (int k = 1; k < n_tiles; ++k) {
-          mbar_wait(full_bar(st), ph);
-          fence_async_smem();
           float sc[TK / 8][4];
-#pragma unroll
-          for (int nn = 0; nn < TK / 8; ++nn) sc[nn][0] = sc[nn][1] = sc[nn][2] = sc[nn][3] = 0.f;
-          wg_pin<TK / 2>(&sc[0][0]);
+          begin_tile(sc);
           wg_pin<D / 2>(&o[0][0]);
           if constexpr (PP) named_sync(1 + cw, 256);
           wg_fence();  // O was rescaled, S zeroed, by ordinary instructions
@@ -1513,14 +1513,18 @@ struct Kernels {
   const void* fused = nullptr;
   const void* merge = nullptr;
   std::size_t smem = 0;
-  // the warp-specialised kernel (16-bit KV, head_dim 64 / 128), else null: prefill-only launches, fused launches
-  const void* ws = nullptr;
-  std::size_t ws_smem = 0;
-  const void* ws_fused = nullptr;  // both sides on every SM (notebook step 10)
-  std::size_t ws_fused_smem = 0;
-  const void* ws_split = nullptr;  // SMs split by side (notebook step 10)
-  std::size_t ws_split_smem = 0;
+  // pod_ws_kernel's forms, indexed by MODE (kWsPrefillOnly, kWsCoResident, kWsSplitSms): 16-bit KV, head_dim 64 /
+  // 128; else null
+  const void* ws[3] = {};
+  std::size_t ws_smem[3] = {};
 };
+constexpr int kWsRowsOf[3] = {kWsRows<kWsPrefillOnly>, kWsRows<kWsCoResident>, kWsRows<kWsSplitSms>};
+
+template <int D, class QT, int MODE>
+void set_ws_form(Kernels& k) {
+  k.ws[MODE] = reinterpret_cast<const void*>(&pod_ws_kernel<D, QT, MODE>);
+  k.ws_smem[MODE] = std::size_t(WsSmem<D, MODE>::bytes);
+}
 
 // feat: the instantiation with the RoPE / ALiBi / soft-cap paths (its own registers; the plain one keeps v2's).
 template <int D, class QT, class KVT>
@@ -1531,12 +1535,9 @@ Kernels kernels_for(bool feat) {
   k.merge = reinterpret_cast<const void*>(&pod_merge_kernel<D, QT>);
   k.smem = fused_smem_bytes<D, QT, KVT>();
   if constexpr (std::is_same_v<QT, KVT> && D <= 128) {
-    k.ws = reinterpret_cast<const void*>(&pod_ws_kernel<D, QT, kWsPrefillOnly>);
-    k.ws_smem = std::size_t(WsSmem<D, kWsPrefillOnly>::bytes);
-    k.ws_fused = reinterpret_cast<const void*>(&pod_ws_kernel<D, QT, kWsCoResident>);
-    k.ws_fused_smem = std::size_t(WsSmem<D, kWsCoResident>::bytes);
-    k.ws_split = reinterpret_cast<const void*>(&pod_ws_kernel<D, QT, kWsSplitSms>);
-    k.ws_split_smem = std::size_t(WsSmem<D, kWsSplitSms>::bytes);
+    set_ws_form<D, QT, kWsPrefillOnly>(k);
+    set_ws_form<D, QT, kWsCoResident>(k);
+    set_ws_form<D, QT, kWsSplitSms>(k);
   }
   return k;
 }
@@ -1616,7 +1617,7 @@ struct PreparedPod::Impl {
   pod_run_stats stats{};
   int grid = 0;
   int threads = kThreads;
-  int ws = 0;  // the launch runs pod_ws_kernel (kern.fused points to it): 1 prefill-only, 2 co-resident, 3 split SMs
+  int ws_form = -1;  // the launch runs pod_ws_kernel in this form (kern.fused points to it), or -1
   const MergeRow* merge_rows = nullptr;
   int n_merge = 0;
   std::vector<void*> owned;
@@ -1644,12 +1645,13 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   const bool decode_runs = p.decode.present && p.only_side != 1 && side_has_rows(p.decode);
   const bool prefill_runs = p.prefill.present && p.only_side != 2 && side_has_rows(p.prefill);
   const int ws_knob = env_knob(kWsKnob, 0, 3, 1);
-  if (wgmma_built && m.kern.ws && prefill_runs && !fp8_kv && !uses_features(p.prefill) &&
+  // knob 2 / 3: form kWsCoResident / kWsSplitSms
+  if (wgmma_built && m.kern.ws[kWsPrefillOnly] && prefill_runs && !fp8_kv && !uses_features(p.prefill) &&
       !(decode_runs && uses_features(p.decode)))
-    m.ws = !decode_runs ? (ws_knob != 0 ? 1 : 0) : ws_knob >= 2 ? ws_knob : 0;
-  if (m.ws) {
-    m.kern.fused = m.ws == 1 ? m.kern.ws : m.ws == 2 ? m.kern.ws_fused : m.kern.ws_split;
-    m.kern.smem = m.ws == 1 ? m.kern.ws_smem : m.ws == 2 ? m.kern.ws_fused_smem : m.kern.ws_split_smem;
+    m.ws_form = !decode_runs ? (ws_knob != 0 ? kWsPrefillOnly : -1) : ws_knob >= 2 ? ws_knob - 1 : -1;
+  if (m.ws_form >= 0) {
+    m.kern.fused = m.kern.ws[m.ws_form];
+    m.kern.smem = m.kern.ws_smem[m.ws_form];
     m.threads = kWsThreads;
   }
   CUDA_CHECK(cudaFuncSetAttribute(m.kern.fused, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)m.kern.smem));
@@ -1658,7 +1660,7 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
                                   (int)cudaSharedmemCarveoutMaxShared));
   int per_sm = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, m.kern.fused, m.threads, m.kern.smem));
-  if (per_sm < 1) throw CudaError(std::string(m.ws ? "pod_ws_kernel" : "pod_fused_kernel") +
+  if (per_sm < 1) throw CudaError(std::string(m.ws_form >= 0 ? "pod_ws_kernel" : "pod_fused_kernel") +
                                   " cannot be resident (occupancy 0)");
   // With no prefill work, at most 2 CTAs per SM: the decode's throughput per SM barely grows with resident CTAs
   // (1 -> 2: 1.17x, notebook step 5), while every slot more makes a last wave of fewer items (mix B's decode alone:
@@ -1666,17 +1668,11 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   if (!p.prefill.present || p.prefill.num_requests == 0 || p.only_side == 2) per_sm = std::min(per_sm, 2);
   if (const int cap = env_knob(kTuningKnobs[3], 1, per_sm, 1); cap > 0) per_sm = cap;  // experiment: fewer per SM
   PlanTuning tuning = tuning_from_env(per_sm);
-  if (m.ws == 1) {
-    tuning.prefill_tile_rows = kWsRows<kWsPrefillOnly>;
-    tuning.splits_within_one_wave = true;
-  } else if (m.ws == 2) {
-    tuning.prefill_tile_rows = kWsRows<kWsCoResident>;
-  } else if (m.ws == 3) {
-    tuning.prefill_tile_rows = kWsRows<kWsSplitSms>;
-  }
+  if (m.ws_form >= 0) tuning.prefill_tile_rows = kWsRowsOf[m.ws_form];
+  tuning.splits_within_one_wave = m.ws_form == kWsPrefillOnly;
   m.plan = make_plan(p, sms * per_sm, per_sm, tuning);
   m.grid = sms * per_sm;
-  if (m.ws == 1) m.grid = std::max(1, std::min(m.grid, (int)m.plan.side[0].items.size()));  // persistent, no idle CTA
+  if (m.ws_form == kWsPrefillOnly) m.grid = std::max(1, std::min(m.grid, (int)m.plan.side[0].items.size()));  // persistent, no idle CTA
 
   KParams& k = m.params;
   k.num_qo_heads = p.num_qo_heads;
@@ -1686,7 +1682,7 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   k.lse_base_e = p.lse_base_e;
   k.ctas_per_sm = per_sm;
   k.prefill_ctas_per_sm = m.plan.prefill_ctas_per_sm;
-  if (m.ws == 3) {
+  if (m.ws_form == kWsSplitSms) {
     const int knob = env_knob(kPrefillSmsKnob, 1, std::max(1, sms - 1), 1);
     k.ws_prefill_ctas = knob > 0 ? knob : ws_split_sms(m.plan, sms, p.head_dim);
   }
@@ -1741,16 +1737,13 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   st.grid_ctas = m.grid;
   st.threads_per_cta = m.threads;
   st.smem_bytes = (int)m.kern.smem;
-  st.tile_q_prefill = m.ws == 1   ? kWsRows<kWsPrefillOnly>
-                      : m.ws == 2 ? kWsRows<kWsCoResident>
-                      : m.ws == 3 ? kWsRows<kWsSplitSms>
-                                  : kTileQ;
+  st.tile_q_prefill = m.ws_form >= 0 ? kWsRowsOf[m.ws_form] : kTileQ;
   st.tile_q_decode = kTileQDecode;
   // the prefill's KV tile (decode warps use kTileKVDecode): the wgmma path's where the loaded image has it and the
   // case takes it (16-bit KV, no feature, head_dim 64 / 128), else the mma.sync path's
   const bool wg_path = wgmma_built && !fp8_kv && !uses_features(p.prefill) && !uses_features(p.decode) &&
                        p.head_dim <= 128;
-  st.tile_kv = m.ws                ? PODCHECK_WS_TK
+  st.tile_kv = m.ws_form >= 0      ? PODCHECK_WS_TK
                : wg_path           ? kPreKVWg<128>
                : p.head_dim == 64  ? kPreKV<64>
                : p.head_dim == 128 ? kPreKV<128>

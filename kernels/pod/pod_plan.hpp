@@ -68,7 +68,7 @@ struct ItemSpan {
 // The environment variables of those overrides, in PlanTuning's order, then the launch's own one
 // (PODCHECK_CUDA_CTAS_PER_SM: resident CTAs per SM, at most what occupancy allows): read by PreparedPod, printed
 // by the bench.
-// PODCHECK_CUDA_WS=0: a launch with prefill work only keeps the fused kernel instead of the warp-specialised prefill.
+// PODCHECK_CUDA_WS (0-3): which launches take the warp-specialised kernel, and in which form (docs/KERNEL.md);
 // PODCHECK_CUDA_PREFILL_SMS: of a fused warp-specialised launch with SMs split by side, the prefill's SMs.
 inline constexpr const char* kTuningKnobs[6] = {"PODCHECK_CUDA_PREFILL_CTAS", "PODCHECK_CUDA_PREFILL_CHUNK",
                                                 "PODCHECK_CUDA_DECODE_CHUNK", "PODCHECK_CUDA_CTAS_PER_SM",
