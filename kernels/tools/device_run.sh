@@ -188,10 +188,12 @@ for s in $STEPS; do
       }
       DEC_A="decode_bf16_h32kv8d128_ps16_nhd(bs_d=128,kv_d=2048,seed=0)"
       PRE_A="prefill_bf16_h32kv8d128_ps16_nhd(qo_p=2048,kv_p=2048,causal,seed=0)"
-      prof dec_ours "--kernel podcheck-cuda" pod_fused "$DEC_A"
-      prof pre_ours "--kernel podcheck-cuda" pod_fused "$PRE_A"
-      [ -n "${PEER:-}" ] && [ "${NCU_PEER:-1}" = 1 ] && prof dec_peer "--kernel-lib $PEER" BatchPrefill "$DEC_A"
-      [ -n "${PEER:-}" ] && [ "${NCU_PEER:-1}" = 1 ] && prof pre_peer "--kernel-lib $PEER" BatchPrefill "$PRE_A"
+      # NCU_SIDES: which of the two launches (default both); the prefill alone runs pod_ws_kernel on sm_90a
+      for side in ${NCU_SIDES:-dec pre}; do
+        [ $side = dec ] && c="$DEC_A" || c="$PRE_A"
+        prof ${side}_ours "--kernel podcheck-cuda" "pod_fused|pod_ws" "$c"
+        [ -n "${PEER:-}" ] && [ "${NCU_PEER:-1}" = 1 ] && prof ${side}_peer "--kernel-lib $PEER" "BatchPrefill|POD|Decode|SinglePrefill" "$c"
+      done
       tar czf "$OUT/ncu.tgz" -C /tmp/ncu .;;
     sweep)
       # the planner's experiment knobs (docs/KERNEL.md): one `bench kernel` call per setting in SWEEP (settings
