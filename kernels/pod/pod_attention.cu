@@ -53,12 +53,15 @@
 //                   notebook step 5), mma.sync prefill tiles of 32 tokens (their softmax steps by 32), the wgmma
 //                   prefill's stage 1 overlaying its Q tile (Q lives in registers there), 168 registers; a launch
 //                   with no prefill work keeps 2 CTAs per SM (the decode gains nothing from a third).
-//   v3.5 (this file) a launch with prefill work only (16-bit KV, no RoPE / ALiBi / soft cap, head_dim 64
+//   v3.5            a launch with prefill work only (16-bit KV, no RoPE / ALiBi / soft cap, head_dim 64
 //                   / 128, sm_90a) runs pod_ws_kernel (named pod_prefill_ws_kernel until step 10): one persistent CTA per SM, a producer warpgroup copying
 //                   Q, K, V (cp.async completing on mbarriers) and two consumer warpgroups of 64 rows each on wgmma,
 //                   128-row items; PODCHECK_CUDA_WS=0 keeps the fused kernel. Same arithmetic as the wgmma prefill.
 //                   Opt-in (notebook step 10, measured no faster yet): fused launches on the same kernel, both sides
 //                   on every SM (PODCHECK_CUDA_WS=2) or SMs split by side (=3); default outputs are v3.5's.
+//   v3.6 (this file) v3.5 with every cp.async asking L2 for its whole 128-byte line (PODCHECK_CP_L2): the same bytes
+//                   copied, fewer L2 hits on split requests; decode alone 2-5 % faster (notebook step 11). Outputs
+//                   bit for bit v3.5's.
 #include "kernels/host/cuda_check.hpp"
 #include "kernels/pod/fast_div.hpp"
 #include "kernels/pod/pod_launch.hpp"
@@ -255,11 +258,31 @@ __device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
 }
 // 16 bytes global -> shared (dst: a 32-bit shared-space address), L2 only; valid == false writes 16 zero bytes
 // and reads nothing. 8 bytes: fp8 KV (strides are multiples of 8 elements = 8 bytes, not always 16).
+// Each copy asks L2 to fetch the whole 128-byte line it falls in (PODCHECK_CP_L2 = 128, from v3.6; 0: no hint, as
+// v3.5; 256). A warp's copies cover whole lines anyway, so the hint changes no byte read, only how L2 requests
+// them from DRAM: v3.5 hit in L2 on 35 % of its decode's sectors (FlashInfer's decode, with the hint: 2 %) at 83 % of
+// DRAM peak; with it the decode alone is 2-5 % faster, 256 bytes are slower than none (notebook step 11).
+#ifndef PODCHECK_CP_L2
+#define PODCHECK_CP_L2 128
+#endif
+#if PODCHECK_CP_L2 == 128
+#define PODCHECK_CP_HINT ".L2::128B"
+#elif PODCHECK_CP_L2 == 256
+#define PODCHECK_CP_HINT ".L2::256B"
+#elif PODCHECK_CP_L2 == 0
+#define PODCHECK_CP_HINT ""
+#else
+#error "PODCHECK_CP_L2: 0, 128 or 256"
+#endif
 __device__ __forceinline__ void cp_async16(std::uint32_t dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0) : "memory");
+  asm volatile("cp.async.cg.shared.global" PODCHECK_CP_HINT " [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(valid ? 16 : 0)
+               : "memory");
 }
 __device__ __forceinline__ void cp_async8(std::uint32_t dst, const void* src, bool valid) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 8 : 0) : "memory");
+  asm volatile("cp.async.ca.shared.global" PODCHECK_CP_HINT " [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src),
+               "r"(valid ? 8 : 0)
+               : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N> __device__ __forceinline__ void cp_async_wait() {
@@ -1852,7 +1875,7 @@ thread_local std::string g_last_error;
 
 extern "C" const pod_kernel_info* podcheck_kernel_info(void) {
   static const pod_kernel_info info{POD_ABI_VERSION, podcheck::kernels::kKernelName, podcheck::kernels::kKernelVersion,
-                                    "fused POD v3.5: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill, warp-specialised prefill-only launches (fused ones opt-in: PODCHECK_CUDA_WS=2 / 3), decode split over warps, cp.async pipelines, ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
+                                    "fused POD v3.6: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill, warp-specialised prefill-only launches (fused ones opt-in: PODCHECK_CUDA_WS=2 / 3), decode split over warps, cp.async pipelines (128-byte L2 prefetch), ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
   return &info;
 }
 
