@@ -83,11 +83,17 @@ for s in $STEPS; do
       # 6 tier cases: 4 without and 2 with RoPE / ALiBi / soft cap (none of the 16k-KV ones: too slow)
       { grep -v 16384 kernels/tools/golden_ids.txt | grep -v -E 'rope|alibi|cap=' | head -4
         grep -v 16384 kernels/tools/golden_ids.txt | grep -E 'rope|alibi|cap=' | head -2; } | sed 's/^/--case=/' > /tmp/san_ids.txt
-      for tool in memcheck racecheck; do
+      # SANITIZE_TOOLS (default "memcheck racecheck"), SANITIZE_TESTS (a kernels_tests filter, default "[sanitize]";
+      # e.g. "warp-specialised fused launch*"), SANITIZE_TIMEOUT (s per tool and run, default 600; rc 124: not finished,
+      # not a result), SANITIZE_RUN=0: no tier cases
+      for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
         log "compute-sanitizer $tool"
-        compute-sanitizer --tool $tool --error-exitcode 9 $KTESTS "[sanitize]" > "$OUT/sanitize_$tool.log" 2>&1
-        echo "$tool kernels_tests[sanitize] rc=$?" | tee -a "$OUT/summary.txt"; tail -2 "$OUT/sanitize_$tool.log" | tee -a "$OUT/summary.txt"
-        compute-sanitizer --tool $tool --error-exitcode 9 $PODCHECK run $(cat /tmp/san_ids.txt) -o /tmp/san.h5 --force > "$OUT/sanitize_run_$tool.log" 2>&1
+        timeout ${SANITIZE_TIMEOUT:-600} compute-sanitizer --tool $tool --error-exitcode 9 $KTESTS "${SANITIZE_TESTS:-[sanitize]}" \
+          > "$OUT/sanitize_$tool.log" 2>&1
+        echo "$tool kernels_tests ${SANITIZE_TESTS:-[sanitize]} rc=$?" | tee -a "$OUT/summary.txt"; tail -2 "$OUT/sanitize_$tool.log" | tee -a "$OUT/summary.txt"
+        [ "${SANITIZE_RUN:-1}" = 0 ] && continue
+        timeout ${SANITIZE_TIMEOUT:-600} compute-sanitizer --tool $tool --error-exitcode 9 $PODCHECK run $(cat /tmp/san_ids.txt) \
+          -o /tmp/san.h5 --force > "$OUT/sanitize_run_$tool.log" 2>&1
         echo "$tool podcheck run (6 tier cases) rc=$?" | tee -a "$OUT/summary.txt"; tail -3 "$OUT/sanitize_run_$tool.log" | tee -a "$OUT/summary.txt"
       done;;
     check-quick|check-default|check-full)
