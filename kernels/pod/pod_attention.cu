@@ -60,8 +60,7 @@
 //                   Opt-in (notebook step 10, measured no faster yet): fused launches on the same kernel, both sides
 //                   on every SM (PODCHECK_CUDA_WS=2) or SMs split by side (=3); default outputs are v3.5's.
 //   v3.6 (this file) v3.5 with every cp.async asking L2 for its whole 128-byte line (PODCHECK_CP_L2): the same bytes
-//                   copied, fewer L2 hits on split requests; decode alone 2-5 % faster (notebook step 11). Outputs
-//                   bit for bit v3.5's.
+//                   copied, decode alone 2-5 % faster (notebook step 11). Outputs bit for bit v3.5's.
 #include "kernels/host/cuda_check.hpp"
 #include "kernels/pod/fast_div.hpp"
 #include "kernels/pod/pod_launch.hpp"
@@ -259,9 +258,9 @@ __device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
 // 16 bytes global -> shared (dst: a 32-bit shared-space address), L2 only; valid == false writes 16 zero bytes
 // and reads nothing. 8 bytes: fp8 KV (strides are multiples of 8 elements = 8 bytes, not always 16).
 // Each copy asks L2 to fetch the whole 128-byte line it falls in (PODCHECK_CP_L2 = 128, from v3.6; 0: no hint, as
-// v3.5; 256). A warp's copies cover whole lines anyway, so the hint changes no byte read, only how L2 requests
-// them from DRAM: v3.5 hit in L2 on 35 % of its decode's sectors (FlashInfer's decode, with the hint: 2 %) at 83 % of
-// DRAM peak; with it the decode alone is 2-5 % faster, 256 bytes are slower than none (notebook step 11).
+// v3.5; 256). A warp's copies cover whole lines anyway, so the hint changes no byte read. v3.5 hit in L2 on 35 % of
+// its decode's sectors (FlashInfer's decode, with the hint: 2 %) at 83 % of DRAM peak; with the hint the decode alone
+// is 2-5 % faster, with 256 bytes slower than with none (notebook step 11; ncu with the hint not yet run).
 #ifndef PODCHECK_CP_L2
 #define PODCHECK_CP_L2 128
 #endif
