@@ -183,6 +183,13 @@ KernelTimes bench_one(Timed& k, const Case& c, std::vector<std::unique_ptr<Devic
     (m == 0 ? t.fused_ms : m == 1 ? t.prefill_ms : t.decode_ms) = ms;
   }
   t.timeline = k.timeline(0, 0, stream);  // after the timings: its atomics are not in them
+  // PODCHECK_BENCH_TIMELINES=all: each side alone's timeline too (a side alone is planned on its own: its split,
+  // grid and items differ from the fused launch's)
+  if (const char* v = std::getenv("PODCHECK_BENCH_TIMELINES"); both && v && std::string(v) == "all")
+    for (int m : {1, 2})
+      if (const std::string tl = k.timeline(0, m, stream); !tl.empty())
+        t.timeline += std::string("    ") + (m == 1 ? "prefill alone (" : "decode alone (") + scheduling_of(k.stats(0, m)) +
+                      ") " + tl;
   t.ran = true;
   return t;
 }

@@ -194,9 +194,11 @@ for s in $STEPS; do
       }
       DEC_A="decode_bf16_h32kv8d128_ps16_nhd(bs_d=128,kv_d=2048,seed=0)"
       PRE_A="prefill_bf16_h32kv8d128_ps16_nhd(qo_p=2048,kv_p=2048,causal,seed=0)"
-      # NCU_SIDES: which of the two launches (default both); the prefill alone runs pod_ws_kernel on sm_90a
+      DEC1_A="decode_bf16_h32kv8d128_ps1_nhd(bs_d=128,kv_d=2048,seed=0)"  # A-ps1's decode: page size 1
+      # NCU_SIDES: which launches (default "dec pre"; dec1: the decode at page size 1); the prefill alone runs
+      # pod_ws_kernel on sm_90a
       for side in ${NCU_SIDES:-dec pre}; do
-        [ $side = dec ] && c="$DEC_A" || c="$PRE_A"
+        case $side in dec) c="$DEC_A";; dec1) c="$DEC1_A";; *) c="$PRE_A";; esac
         prof ${side}_ours "--kernel podcheck-cuda" "pod_fused|pod_ws" "$c"
         [ -n "${PEER:-}" ] && [ "${NCU_PEER:-1}" = 1 ] && prof ${side}_peer "--kernel-lib $PEER" "BatchPrefill|POD|Decode|SinglePrefill" "$c"
       done
