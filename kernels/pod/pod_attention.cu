@@ -59,8 +59,13 @@
 //                   128-row items; PODCHECK_CUDA_WS=0 keeps the fused kernel. Same arithmetic as the wgmma prefill.
 //                   Opt-in (notebook step 10, measured no faster yet): fused launches on the same kernel, both sides
 //                   on every SM (PODCHECK_CUDA_WS=2) or SMs split by side (=3); default outputs are v3.5's.
-//   v3.6 (this file) v3.5 with every cp.async asking L2 for its whole 128-byte line (PODCHECK_CP_L2): the same bytes
+//   v3.6            v3.5 with every cp.async asking L2 for its whole 128-byte line (PODCHECK_CP_L2): the same bytes
 //                   copied, decode alone 2-5 % faster (notebook step 11). Outputs bit for bit v3.5's.
+//   v3.7 (this file) notebook step 12: the decode's page lookups one per lane and tile, a tile ahead, handed to the
+//                   rows by shuffles (PODCHECK_DEC_PV; page 1 decode alone 0.298 -> 0.280 ms); the split-KV merge
+//                   one warp per merged row and head (v3.6's one CTA per row walked the heads: 60-80 us of latency
+//                   after a split launch); decode-only launches split into the fewest chunks whose waves are full
+//                   (decode_only_splits). Outputs bit for bit v3.6's wherever the plan's chunks are the same.
 #include "kernels/host/cuda_check.hpp"
 #include "kernels/pod/fast_div.hpp"
 #include "kernels/pod/pod_launch.hpp"
@@ -372,9 +377,13 @@ __device__ __forceinline__ KvSrc kv_src(const SideDev& SDv, int page_base, int k
 // 32 x 32 -> 64-bit multiply-add for the element offset (V reuses K's when their strides are equal); the head
 // offset is resolved once per item (KvSrc). v3 re-derived the head offset and a signed division per chunk
 // (about two thirds of the decode kernel's instructions), v3.1 still formed two 64 x 64-bit products per row.
-template <int D, int NTOK, int NTHR, class KVT, bool SAME, int ROWB>
+// PV (the decode's warp tiles, NTHR = 32, NTOK = 16, from v3.7): the page numbers come from `pv`, lane j's lookup
+// for token t0 + (j & 15) made one tile ahead (decode_pages), by a shuffle instead of a load per row.
+template <int D, int NTOK, int NTHR, class KVT, bool SAME, int ROWB, bool PV = false>
 __device__ __forceinline__ void issue_kv_rows(const SideDev& SDv, const KvSrc& src, int t0, int kv_hi,
-                                              std::uint32_t kd, std::uint32_t vd, int row0, int col) {
+                                              std::uint32_t kd, std::uint32_t vd, int row0, int col,
+                                              std::uint32_t pv = 0) {
+  static_assert(!PV || (NTHR == 32 && NTOK <= 16), "a page vector: one warp, at most 16 rows");
   constexpr int CPR = D / 8;
   constexpr int RPP = NTHR / CPR;  // rows per pass of all NTHR threads
   constexpr int E = sizeof(KVT);   // ROWB: bytes from one stage row to the next
@@ -387,7 +396,8 @@ __device__ __forceinline__ void issue_kv_rows(const SideDev& SDv, const KvSrc& s
     const bool ok = t < kv_hi;
     const int tc = ok ? t : t0;  // t0 < kv_hi: its page exists, so the lookup below stays in range
     const int q = SDv.ps.div(tc);
-    const std::uint32_t page = static_cast<std::uint32_t>(__ldg(src.pages + q));
+    const std::uint32_t page = PV ? __shfl_sync(0xffffffffu, pv, row0 + i * RPP)
+                                  : static_cast<std::uint32_t>(__ldg(src.pages + q));
     const std::uint32_t slot = static_cast<std::uint32_t>(SDv.ps.mod(tc, q));
     const std::uint64_t ko = std::uint64_t(page) * SDv.k_sp + slot * SDv.k_ss;  // elements
     const std::uint64_t vo = SAME ? ko : std::uint64_t(page) * SDv.v_sp + slot * SDv.v_ss;
@@ -404,9 +414,10 @@ __device__ __forceinline__ void issue_kv_rows(const SideDev& SDv, const KvSrc& s
 }
 // SWZ: the sm_90a prefill's layout, [NTOK][64]-element blocks with the 128-byte swizzle (16-bit KV): a thread's
 // rows step by RPP, a multiple of 8, so its chunk's swizzled position is the same in every row it copies.
-template <int D, int NTOK, int NTHR, class KVT, bool SWZ = false>
+template <int D, int NTOK, int NTHR, class KVT, bool SWZ = false, bool PV = false>
 __device__ __forceinline__ void issue_kv_tile(const SideDev& SDv, const KvSrc& src, int t0, int kv_hi,
-                                              unsigned char* kdst, unsigned char* vdst, int idx) {
+                                              unsigned char* kdst, unsigned char* vdst, int idx,
+                                              std::uint32_t pv = 0) {
   constexpr int CPR = D / 8;            // 8-element chunks per token row
   static_assert(NTHR % CPR == 0, "a thread keeps one column");
   static_assert(NTOK % (NTHR / CPR) == 0, "whole passes");
@@ -418,8 +429,20 @@ __device__ __forceinline__ void issue_kv_tile(const SideDev& SDv, const KvSrc& s
   const std::uint32_t off = SWZ ? (chunk / 8) * NTOK * 128 + sm90::swz128(row0, chunk % 8) : row0 * ROWB + col * E;
   const std::uint32_t kd = smem_u32(kdst) + off;
   const std::uint32_t vd = smem_u32(vdst) + off;
-  if (SDv.kv_same) issue_kv_rows<D, NTOK, NTHR, KVT, true, ROWB>(SDv, src, t0, kv_hi, kd, vd, row0, col);
-  else issue_kv_rows<D, NTOK, NTHR, KVT, false, ROWB>(SDv, src, t0, kv_hi, kd, vd, row0, col);
+  if (SDv.kv_same) issue_kv_rows<D, NTOK, NTHR, KVT, true, ROWB, PV>(SDv, src, t0, kv_hi, kd, vd, row0, col, pv);
+  else issue_kv_rows<D, NTOK, NTHR, KVT, false, ROWB, PV>(SDv, src, t0, kv_hi, kd, vd, row0, col, pv);
+}
+// The decode's page vector of the warp tile at t0 (decode_item): lane j looks up the page of token t0 + (j & 15)
+// (tokens past kv_hi: t0's, which exists when t0 < kv_hi). Issued one tile before the copies that use it, so the
+// page-table load's latency is off their path; one load per lane and tile instead of one per row (at page 1,
+// every row its own page). PODCHECK_DEC_PV = 0: v3.6's lookup per row at issue time.
+#ifndef PODCHECK_DEC_PV
+#define PODCHECK_DEC_PV 1
+#endif
+__device__ __forceinline__ std::uint32_t decode_pages(const SideDev& SDv, const KvSrc& src, int t0, int kv_hi,
+                                                      int lane) {
+  const int t = t0 + (lane & 15);
+  return static_cast<std::uint32_t>(__ldg(src.pages + SDv.ps.div(t < kv_hi ? t : t0)));
 }
 
 // fp8 only: converts the chunks this thread copied (same mapping as issue_kv_tile) to the padded 16-bit tiles.
@@ -968,18 +991,25 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
   const RowMask M = row_mask(SDv, c, P.gdiv, it.kv_head, it.row_begin);
 
   const KvSrc src = kv_src<KVT>(SDv, c.page_base, it.kv_head);
+  // Tile k's copies (warp-uniform: k < nt); with the page vector, the next tile's pages are looked up after them.
+  constexpr bool PV = PODCHECK_DEC_PV != 0 && T == 16;
+  std::uint32_t pv = PV && nt > 0 ? decode_pages(SDv, src, tile_start(0), kv_hi, lane) : 0u;
+  auto issue = [&](int k) {
+    issue_kv_tile<D, T, 32, KVT, false, PV>(SDv, src, tile_start(k), kv_hi, stage_k(k % NS), stage_v(k % NS), lane,
+                                            pv);
+    if (PV && k + 1 < nt) pv = decode_pages(SDv, src, tile_start(k + 1), kv_hi, lane);
+  };
   // Prologue: NS - 1 tiles in flight (one commit group per tile slot, empty groups past the end).
 #pragma unroll
   for (int s = 0; s < NS - 1; ++s) {
-    if (s < nt) issue_kv_tile<D, T, 32, KVT>(SDv, src, tile_start(s), kv_hi, stage_k(s), stage_v(s), lane);
+    if (s < nt) issue(s);
     cp_async_commit();
   }
   group_sync(bar);  // the Q tile is visible to every warp
   for (int k = 0; k < nt; ++k) {
     __syncwarp();  // every lane is done with tile k - 1 (its stage is refilled next, the converted tile too)
     const int kn = k + NS - 1;
-    if (kn < nt)
-      issue_kv_tile<D, T, 32, KVT>(SDv, src, tile_start(kn), kv_hi, stage_k(kn % NS), stage_v(kn % NS), lane);
+    if (kn < nt) issue(kn);
     cp_async_commit();
     cp_async_wait<NS - 1>();  // this lane's copies of tile k are done
     const int s = k % NS;
@@ -1479,12 +1509,20 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
 #endif
 }
 
-// ---- merge of split-KV partial states (one CTA per merged query row, all heads) ------------------------
+// ---- merge of split-KV partial states (one warp per merged query row and head) -------------------------------
 // Partial entry (chunk c, local row i, head h) of request r is part_base[r] + (c * qo_len + i) * H + h.
 // O = sum_c w_c O_c / sum_c w_c with w_c = 2^(lse_c - max lse); LSE = max + log2(sum w); all empty: 0, -inf.
+// Grid (merged rows, ceil(H / 4)): warp w of CTA (x, y) merges row x's head 4 y + w, each lane pairs of columns
+// 2 lane + 64 j. Every lane folds the chunks' LSEs itself, in chunk order (broadcast loads), and each column sums
+// over the chunks in chunk order: the same operations in the same order as v3.6's kernel, whose one CTA per row
+// walked the heads one after another, three dependent global round trips per head (G8's prefill alone: 64 heads,
+// about 80 us of merge after a 20 us launch; Sp's decode alone about 60 us after 51).
 template <int D, class OT>
 __global__ void __launch_bounds__(kThreads) pod_merge_kernel(const __grid_constant__ KParams P, const MergeRow* rows) {
   using Pk = Pack2<OT>;
+  const int h = blockIdx.y * kWarps + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+  const int H = P.num_qo_heads;
+  if (h >= H) return;  // warp-uniform; the kernel has no CTA barrier
   const MergeRow mr = rows[blockIdx.x];
   const SideDev& SDv = P.side[mr.side];
   const pod_side& S = SDv.s;
@@ -1492,37 +1530,32 @@ __global__ void __launch_bounds__(kThreads) pod_merge_kernel(const __grid_consta
   const int q_start = S.qo_indptr[r];
   const int qo_len = S.qo_indptr[r + 1] - q_start;
   const int nch = SDv.nchunks[r];
-  const int H = P.num_qo_heads;
-  for (int h = 0; h < H; ++h) {
-    const std::int64_t e0 = SDv.part_base[r] + (std::int64_t)i * H + h;
-    const std::int64_t cstride = (std::int64_t)qo_len * H;
-    float mxl = -INFINITY;
-    for (int c = 0; c < nch; ++c) mxl = fmaxf(mxl, SDv.part_lse[e0 + c * cstride]);
-    float wsum = 0.f;
-    for (int c = 0; c < nch; ++c) {
-      const float l = SDv.part_lse[e0 + c * cstride];
-      wsum += (mxl == -INFINITY) ? 0.f : exp2f(l - mxl);
-    }
-    const bool empty = !(wsum > 0.f);
-    OT* dst = static_cast<OT*>(S.o) + (std::int64_t)(q_start + i) * S.o_stride_row + (std::int64_t)h * S.o_stride_head;
-    for (int dd = 2 * threadIdx.x; dd < D; dd += 2 * kThreads) {
-      float a0 = 0.f, a1 = 0.f;
-      if (!empty)
-        for (int c = 0; c < nch; ++c) {
-          const float l = SDv.part_lse[e0 + c * cstride];
-          const float w = exp2f(l - mxl);
-          const float* src = SDv.part_o + (e0 + c * cstride) * D;
-          a0 += w * src[dd];
-          a1 += w * src[dd + 1];
-        }
-      const float f = empty ? 0.f : S.v_scale / wsum;
-      *reinterpret_cast<std::uint32_t*>(dst + dd) = Pk::pack(a0 * f, a1 * f);
-    }
-    if (threadIdx.x == 0 && S.lse) {
-      const float lse2 = empty ? -INFINITY : mxl + log2f(wsum);
-      S.lse[(std::int64_t)(q_start + i) * S.lse_stride_row + h] =
-          P.lse_base_e ? (empty ? -INFINITY : lse2 * 0.69314718055994531f) : lse2;
-    }
+  const std::int64_t e0 = SDv.part_base[r] + (std::int64_t)i * H + h;
+  const std::int64_t cstride = (std::int64_t)qo_len * H;
+  const float* lse = SDv.part_lse + e0;
+  float mxl = -INFINITY;
+  for (int c = 0; c < nch; ++c) mxl = fmaxf(mxl, lse[c * cstride]);
+  float wsum = 0.f;
+  for (int c = 0; c < nch; ++c) wsum += (mxl == -INFINITY) ? 0.f : exp2f(lse[c * cstride] - mxl);
+  const bool empty = !(wsum > 0.f);
+  OT* dst = static_cast<OT*>(S.o) + (std::int64_t)(q_start + i) * S.o_stride_row + (std::int64_t)h * S.o_stride_head;
+  const float f = empty ? 0.f : S.v_scale / wsum;
+#pragma unroll
+  for (int dd = 2 * lane; dd < D; dd += 64) {
+    float a0 = 0.f, a1 = 0.f;
+    if (!empty)
+      for (int c = 0; c < nch; ++c) {
+        const float w = exp2f(lse[c * cstride] - mxl);
+        const float2 v = *reinterpret_cast<const float2*>(SDv.part_o + (e0 + c * cstride) * D + dd);
+        a0 += w * v.x;
+        a1 += w * v.y;
+      }
+    *reinterpret_cast<std::uint32_t*>(dst + dd) = Pk::pack(a0 * f, a1 * f);
+  }
+  if (lane == 0 && S.lse) {
+    const float lse2 = empty ? -INFINITY : mxl + log2f(wsum);
+    S.lse[(std::int64_t)(q_start + i) * S.lse_stride_row + h] =
+        P.lse_base_e ? (empty ? -INFINITY : lse2 * 0.69314718055994531f) : lse2;
   }
 }
 
@@ -1790,7 +1823,8 @@ void enqueue(const PreparedPod::Impl& m, const KParams& k, cudaStream_t stream) 
   CUDA_CHECK(cudaGetLastError());
   if (m.n_merge > 0) {
     void* margs[] = {const_cast<KParams*>(&k), const_cast<const MergeRow**>(&m.merge_rows)};
-    CUDA_CHECK(cudaLaunchKernel(m.kern.merge, dim3(m.n_merge), dim3(kThreads), margs, 0, stream));
+    const dim3 grid(m.n_merge, (k.num_qo_heads + kWarps - 1) / kWarps);
+    CUDA_CHECK(cudaLaunchKernel(m.kern.merge, grid, dim3(kThreads), margs, 0, stream));
     CUDA_CHECK(cudaGetLastError());
   }
 }
@@ -1874,7 +1908,7 @@ thread_local std::string g_last_error;
 
 extern "C" const pod_kernel_info* podcheck_kernel_info(void) {
   static const pod_kernel_info info{POD_ABI_VERSION, podcheck::kernels::kKernelName, podcheck::kernels::kKernelVersion,
-                                    "fused POD v3.6: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill, warp-specialised prefill-only launches (fused ones opt-in: PODCHECK_CUDA_WS=2 / 3), decode split over warps, cp.async pipelines (128-byte L2 prefetch), ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
+                                    "fused POD v3.7: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill, warp-specialised prefill-only launches (fused ones opt-in: PODCHECK_CUDA_WS=2 / 3), decode split over warps (page lookups a tile ahead), cp.async pipelines (128-byte L2 prefetch), ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
   return &info;
 }
 

@@ -146,6 +146,21 @@ void plan_side(const pod_problem& p, const pod_side& s, int side_index, int rows
 
 }  // namespace
 
+int decode_only_splits(long long items, int target) {
+  if (items <= 0 || items >= target) return 1;
+  const long long ceil_splits = (target + items - 1) / items;
+  int best = 1;
+  double best_t = 1.0;
+  for (int s = 2; s <= 2 * ceil_splits; ++s) {
+    const double t = double((items * s + target - 1) / target) / s;
+    if (t < best_t - 1e-12) {
+      best_t = t;
+      best = s;
+    }
+  }
+  return best;
+}
+
 int ws_split_sms(const PodPlan& plan, int sms, int head_dim) {
   if (sms < 2) return 1;
   const double f = head_dim / 128.0;
@@ -194,9 +209,12 @@ PodPlan make_plan(const pod_problem& p, int target_ctas, int ctas_per_sm, const 
     } else if (base_items > 0 && base_items < target_ctas &&
                (!tuning.splits_within_one_wave || 2 * base_items <= target_ctas)) {
       const long long splits = tuning.splits_within_one_wave ? target_ctas / base_items
+                               : !sides[0]                   ? decode_only_splits(base_items, target_ctas)
                                                              : (target_ctas + base_items - 1) / base_items;
-      chunk = (int)((max_len[si] + splits - 1) / splits);
-      chunk = std::max(256, (chunk + kTileKV - 1) / kTileKV * kTileKV);
+      if (splits > 1) {
+        chunk = (int)((max_len[si] + splits - 1) / splits);
+        chunk = std::max(256, (chunk + kTileKV - 1) / kTileKV * kTileKV);
+      }
     }
     plan_side(p, *sides[si], si, rows_of[si], chunk, plan.side[si], plan.merge_rows);
   }

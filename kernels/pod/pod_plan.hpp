@@ -107,6 +107,14 @@ inline constexpr double kPrefillTokenSmUs = 0.019, kPrefillItemSmUs = 8.6;
 inline constexpr double kDecodeUnitSmUs = 0.01237, kDecodeUnitMachineUs = 0.283 * 1000 / (1024.0 * 2080);
 int ws_split_sms(const PodPlan& plan, int sms, int head_dim);
 
+// Splits of a decode-only launch whose `items` unsplit items are fewer than the `target` resident CTAs (v3.7): a
+// decode item streams its KV at its CTA's latency-bound rate, so a part-filled last wave costs nearly a whole one.
+// Of s = 1 .. 2 ceil(target / items), the s that minimises ceil(items s / target) / s (waves of items 1 / s as
+// long), the fewest splits of those that tie. Measured on the H200 (decode alone, ms, notebook step 12): 16 decodes
+// of 2k (128 items on 264 CTAs) 2 splits 0.055, 3 (v3.6's ceil(target / items)) 0.061, none 0.070; 8 of 8k (64
+// items) 4 splits 0.089, 5 (v3.6) 0.106, 8 0.094; 24 of 4k (192 items) 4 splits 0.126, 2 (v3.6) 0.132.
+int decode_only_splits(long long items, int target);
+
 // Builds the plan. target_ctas: CTAs resident at once (SMs x CTAs per SM); ctas_per_sm for the role split.
 PodPlan make_plan(const pod_problem& p, int target_ctas, int ctas_per_sm, const PlanTuning& tuning = {});
 

@@ -219,6 +219,17 @@ TEST_CASE("split-KV partial states merged by LSE - natural-log LSE", "[gpu][sani
   s.decode = decode({4000, 3000});
   s.lse_base = LseBase::base2;
   check(s);
+  // the merge's warps (v3.7: one per merged row and head, 4 per CTA): head counts that leave a CTA's last warps
+  // without a head (5, 6), every pair-of-columns step (head_dim 64 / 128 / 256), many chunks, both sides merged
+  for (int D : {64, 256}) {
+    s.name = "split-merge-warps-d" + std::to_string(D);
+    s.head_dim = D;
+    s.heads = D == 64 ? 5 : 6;
+    s.kv_heads = D == 64 ? 1 : 3;
+    s.prefill = paged({7, 1}, {1500, 40}, MaskMode::causal);
+    s.decode = decode({2100, 1, 33});
+    check(s, 32, true);
+  }
 }
 
 TEST_CASE("RoPE-LLaMA ALiBi and soft cap: small cases for the sanitizers", "[gpu][sanitize]") {

@@ -322,6 +322,47 @@ TEST_CASE("plan v2: split-KV fills the resident CTAs when the unsplit items cann
   CHECK(plan2.merge_rows.empty());
 }
 
+TEST_CASE("plan v3.7: a decode-only launch splits into the fewest chunks whose waves are full", "[kernels][host]") {
+  // ceil(items s / target) / s by hand, target 264 (132 SMs x 2 CTAs):
+  CHECK(decode_only_splits(128, 264) == 2);  // 16 decodes x 8 KV heads: 256 items in 1 wave (3 splits: 384 in 2)
+  CHECK(decode_only_splits(64, 264) == 4);   // 256 items in 1 wave (v3.6: 5 splits, 320 items in 2)
+  CHECK(decode_only_splits(192, 264) == 4);  // 768 in 3 waves = 0.75 of an unsplit one (1, 2, 3 splits: 1.0)
+  CHECK(decode_only_splits(250, 264) == 1);  // one wave already
+  CHECK(decode_only_splits(264, 264) == 1);
+  CHECK(decode_only_splits(4, 40) == 10);    // every wave part-filled: v3.6's ceil(target / items), 10 (20 ties)
+  CHECK(decode_only_splits(8, 264) == 33);
+  // Through make_plan: 2 decodes x 8 KV heads (g = 4: one 16-row item each) = 16 items on 33 CTAs: 2 chunks of
+  // 1,024 (v3.6: ceil(33 / 16) = 3 chunks of 704).
+  CaseSpec s;
+  s.heads = 32;
+  s.kv_heads = 8;
+  s.head_dim = 64;
+  s.decode = side(true, {1, 1}, {2048, 2048});
+  const Case c = test::build_case(s);
+  PackedProblem pp;
+  pack_case(c, pp);
+  const PodPlan plan = make_plan(pp.problem, 33, 2);
+  CHECK(plan.side[1].chunk_tokens == 1024);
+  CHECK(plan.side[1].max_splits == 2);
+  CHECK(plan.side[1].items.size() == 32);
+  // A launch with both sides keeps v3.6's rule (ceil(target / items); no split measured better there, notebook
+  // step 7): 8 prefill + 8 decode items on 33 CTAs, 3 chunks of 704 on each side.
+  s.prefill = side(true, {1}, {2048});
+  s.decode = side(true, {1}, {2048});
+  const Case c2 = test::build_case(s);
+  PackedProblem pp2;
+  pack_case(c2, pp2);
+  const PodPlan plan2 = make_plan(pp2.problem, 33, 2);
+  CHECK(plan2.side[0].chunk_tokens == 704);
+  CHECK(plan2.side[1].chunk_tokens == 704);
+  // Its decode launched alone (only_side = 2, the bench's "decode alone"): 8 items, 4 chunks of 512.
+  pp2.problem.only_side = 2;
+  const PodPlan plan3 = make_plan(pp2.problem, 33, 2);
+  CHECK(plan3.side[0].items.empty());
+  CHECK(plan3.side[1].chunk_tokens == 512);
+  CHECK(plan3.side[1].items.size() == 32);
+}
+
 TEST_CASE("plan: the split of SMs by side for the fused warp-specialised launch (step 10's rates)", "[kernels][host]") {
   PodPlan plan;
   // Mix A: 2,048 causal rows over 2,048 keys, 8 KV heads, in 512 items of 128 packed rows (32 query rows) that see
