@@ -263,9 +263,9 @@ __device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
 // 16 bytes global -> shared (dst: a 32-bit shared-space address), L2 only; valid == false writes 16 zero bytes
 // and reads nothing. 8 bytes: fp8 KV (strides are multiples of 8 elements = 8 bytes, not always 16).
 // Each copy asks L2 to fetch the whole 128-byte line it falls in (PODCHECK_CP_L2 = 128, from v3.6; 0: no hint, as
-// v3.5; 256). A warp's copies cover whole lines anyway, so the hint changes no byte read. v3.5 hit in L2 on 35 % of
-// its decode's sectors (FlashInfer's decode, with the hint: 2 %) at 83 % of DRAM peak; with the hint the decode alone
-// is 2-5 % faster, with 256 bytes slower than with none (notebook step 11; ncu with the hint not yet run).
+// v3.5; 256). A warp's copies cover whole lines anyway, so the hint changes no byte read. With it the decode alone
+// is 2-5 % faster, with 256 bytes slower than with none (notebook step 11); why is not known: ncu puts the decode's
+// L2 hit rate at 48 % with the hint, 35 % without (FlashInfer's decode: 2 %; step 12).
 #ifndef PODCHECK_CP_L2
 #define PODCHECK_CP_L2 128
 #endif
@@ -1497,6 +1497,11 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
   }
   if (PP && cw == 0) named_sync(1, 256);
   if constexpr (MODE != kWsPrefillOnly) {  // the prefill queue is empty and the ring read: decode items there
+    // (split SMs) the two consumers read the same stages and Q tile, unsynchronised: the first one done must not
+    // copy decode tiles over what the other has still to read (consumer 1's region covers the Q tile, consumer
+    // 0's the first stages). compute-sanitizer racecheck reported exactly that before this barrier (ldmatrix of the
+    // Q fragments against the decode's cp.async, notebook step 12); named barrier 6, the two consumers' 256 threads.
+    if constexpr (MODE == kWsSplitSms) named_sync(6, 256);
     ws_decode_items<D, QT, L::DS1>(P, smem + cw * Smem<D, __half>::dec_bytes_of(L::DS1), wtid, 3 + wg, s_item + 2 + wg,
                                    timed, 0);
     ws_cta_done(P, s_done, t_entry, wtid, timed, 2, 0);
