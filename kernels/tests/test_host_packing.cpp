@@ -36,6 +36,15 @@ std::int64_t packed_k_offset(const PackedSide& ps, const pod_side& s, int r, int
   const int page = ps.kv_indices[ps.kv_indptr[r] + t / s.kv.page_size];
   return page * s.kv.k_stride_page + (t % s.kv.page_size) * s.kv.k_stride_slot + h * s.kv.k_stride_head;
 }
+
+// The plan of the spec's case on target_ctas CTAs (ctas_per_sm 2), launched with only_side (0: both sides).
+PodPlan plan_of(const CaseSpec& spec, int target_ctas, int only_side = 0) {
+  const Case c = test::build_case(spec);
+  PackedProblem pp;
+  pack_case(c, pp);
+  pp.problem.only_side = only_side;
+  return make_plan(pp.problem, target_ctas, 2);
+}
 }  // namespace
 
 TEST_CASE("ABI structs are plain C layouts", "[kernels][host]") {
@@ -338,10 +347,7 @@ TEST_CASE("plan v3.7: a decode-only launch splits into the fewest chunks whose w
   s.kv_heads = 8;
   s.head_dim = 64;
   s.decode = side(true, {1, 1}, {2048, 2048});
-  const Case c = test::build_case(s);
-  PackedProblem pp;
-  pack_case(c, pp);
-  const PodPlan plan = make_plan(pp.problem, 33, 2);
+  const PodPlan plan = plan_of(s, 33);
   CHECK(plan.side[1].chunk_tokens == 1024);
   CHECK(plan.side[1].max_splits == 2);
   CHECK(plan.side[1].items.size() == 32);
@@ -349,15 +355,11 @@ TEST_CASE("plan v3.7: a decode-only launch splits into the fewest chunks whose w
   // step 7): 8 prefill + 8 decode items on 33 CTAs, 3 chunks of 704 on each side.
   s.prefill = side(true, {1}, {2048});
   s.decode = side(true, {1}, {2048});
-  const Case c2 = test::build_case(s);
-  PackedProblem pp2;
-  pack_case(c2, pp2);
-  const PodPlan plan2 = make_plan(pp2.problem, 33, 2);
+  const PodPlan plan2 = plan_of(s, 33);
   CHECK(plan2.side[0].chunk_tokens == 704);
   CHECK(plan2.side[1].chunk_tokens == 704);
   // Its decode launched alone (only_side = 2, the bench's "decode alone"): 8 items, 4 chunks of 512.
-  pp2.problem.only_side = 2;
-  const PodPlan plan3 = make_plan(pp2.problem, 33, 2);
+  const PodPlan plan3 = plan_of(s, 33, 2);
   CHECK(plan3.side[0].items.empty());
   CHECK(plan3.side[1].chunk_tokens == 512);
   CHECK(plan3.side[1].items.size() == 32);
