@@ -198,7 +198,8 @@ for s in $STEPS; do
       # NCU_SIDES: which launches (default "dec pre"; dec1: the decode at page size 1); the prefill alone runs
       # pod_ws_kernel on sm_90a
       for side in ${NCU_SIDES:-dec pre}; do
-        case $side in dec) c="$DEC_A";; dec1) c="$DEC1_A";; *) c="$PRE_A";; esac
+        case $side in dec) c="$DEC_A";; dec1) c="$DEC1_A";; pre) c="$PRE_A";;
+          *) echo "NCU_SIDES: '$side' is not dec, dec1 or pre" | tee -a "$OUT/summary.txt"; exit 2;; esac
         prof ${side}_ours "--kernel podcheck-cuda" "pod_fused|pod_ws" "$c"
         [ -n "${PEER:-}" ] && [ "${NCU_PEER:-1}" = 1 ] && prof ${side}_peer "--kernel-lib $PEER" "BatchPrefill|POD|Decode|SinglePrefill" "$c"
       done
