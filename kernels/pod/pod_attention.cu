@@ -61,11 +61,14 @@
 //                   on every SM (PODCHECK_CUDA_WS=2) or SMs split by side (=3); default outputs are v3.5's.
 //   v3.6            v3.5 with every cp.async asking L2 for its whole 128-byte line (PODCHECK_CP_L2): the same bytes
 //                   copied, decode alone 2-5 % faster (notebook step 11). Outputs bit for bit v3.5's.
-//   v3.7 (this file) notebook step 12: the decode's page lookups one per lane and tile, a tile ahead, handed to the
+//   v3.7            notebook step 12: the decode's page lookups one per lane and tile, a tile ahead, handed to the
 //                   rows by shuffles (PODCHECK_DEC_PV; page 1 decode alone 0.298 -> 0.280 ms); the split-KV merge
 //                   one warp per merged row and head (v3.6's one CTA per row walked the heads: 60-80 us of latency
 //                   after a split launch); decode-only launches split into the fewest chunks whose waves are full
 //                   (decode_only_splits). Outputs bit for bit v3.6's wherever the plan's chunks are the same.
+//   v3.8 (this file) notebook step 13: a launch with both sides and fewer items than CTAs chunks its decode for
+//                   the CTAs that start in the decode role (pod_plan: decode_only_splits over them; v3.7 chunked it
+//                   as the prefill): 8 decodes of 8k beside a 512-token prefill 0.143 -> 0.108 ms. Kernel code as v3.7.
 #include "kernels/host/cuda_check.hpp"
 #include "kernels/pod/fast_div.hpp"
 #include "kernels/pod/pod_launch.hpp"
@@ -1913,7 +1916,7 @@ thread_local std::string g_last_error;
 
 extern "C" const pod_kernel_info* podcheck_kernel_info(void) {
   static const pod_kernel_info info{POD_ABI_VERSION, podcheck::kernels::kKernelName, podcheck::kernels::kKernelVersion,
-                                    "fused POD v3.7: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill, warp-specialised prefill-only launches (fused ones opt-in: PODCHECK_CUDA_WS=2 / 3), decode split over warps (page lookups a tile ahead), cp.async pipelines (128-byte L2 prefetch), ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
+                                    "fused POD v3.8: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill, warp-specialised prefill-only launches (fused ones opt-in: PODCHECK_CUDA_WS=2 / 3), decode split over warps (page lookups a tile ahead), cp.async pipelines (128-byte L2 prefetch), ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
   return &info;
 }
 

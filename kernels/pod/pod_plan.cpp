@@ -181,6 +181,14 @@ int ws_split_sms(const PodPlan& plan, int sms, int head_dim) {
   return (first + last) / 2;
 }
 
+int role_split(double prefill_cost, double decode_cost, int ctas_per_sm) {
+  if (prefill_cost <= 0) return 0;
+  if (decode_cost <= 0) return ctas_per_sm;
+  int k = (int)std::lround(ctas_per_sm * prefill_cost / (prefill_cost + decode_cost));
+  if (ctas_per_sm >= 2) k = std::clamp(k, 1, ctas_per_sm - 1);
+  return k;
+}
+
 PodPlan make_plan(const pod_problem& p, int target_ctas, int ctas_per_sm, const PlanTuning& tuning) {
   PodPlan plan;
   const pod_side* sides[2] = {p.prefill.present && p.only_side != 2 ? &p.prefill : nullptr,
@@ -188,16 +196,29 @@ PodPlan make_plan(const pod_problem& p, int target_ctas, int ctas_per_sm, const 
   const int g = p.num_qo_heads / p.num_kv_heads;
   const int rows_of[2] = {tuning.prefill_tile_rows > 0 ? tuning.prefill_tile_rows : tile_rows(0), tile_rows(1)};
   // Unsplit item count and longest KV of each side decide the split-KV chunk size.
-  long long base_items = 0;
+  long long base_items = 0, side_items[2] = {0, 0};
   int max_len[2] = {0, 0};
   for (int si = 0; si < 2; ++si) {
     if (!sides[si]) continue;
     const pod_side& s = *sides[si];
     for (int r = 0; r < s.num_requests; ++r) {
       const int qo_len = s.qo_indptr_host[r + 1] - s.qo_indptr_host[r];
-      base_items += (long long)((qo_len * g + rows_of[si] - 1) / rows_of[si]) * p.num_kv_heads;
+      side_items[si] += (long long)((qo_len * g + rows_of[si] - 1) / rows_of[si]) * p.num_kv_heads;
       max_len[si] = std::max(max_len[si], kv_len_of(s.kv, r));
     }
+    base_items += side_items[si];
+  }
+  // A launch with both sides and fewer items than CTAs (v3.8): the decode's chunks are chosen for the CTAs that
+  // start in the decode role (the role split of the unsplit work), as a decode-only launch's are for all of its CTAs
+  int decode_slots = target_ctas;
+  if (sides[0] && sides[1] && base_items > 0 && base_items < target_ctas && !tuning.splits_within_one_wave &&
+      ctas_per_sm >= 1) {
+    SidePlan unsplit[2];
+    std::vector<MergeRow> none;
+    for (int si = 0; si < 2; ++si) plan_side(p, *sides[si], si, rows_of[si], 0, unsplit[si], none);
+    const int k = tuning.prefill_ctas_per_sm >= 0 ? std::min(tuning.prefill_ctas_per_sm, ctas_per_sm)
+                                                  : role_split(unsplit[0].cost, unsplit[1].cost, ctas_per_sm);
+    if (k < ctas_per_sm) decode_slots = std::max(1, (int)((long long)target_ctas * (ctas_per_sm - k) / ctas_per_sm));
   }
   for (int si = 0; si < 2; ++si) {
     if (!sides[si]) continue;
@@ -210,6 +231,7 @@ PodPlan make_plan(const pod_problem& p, int target_ctas, int ctas_per_sm, const 
                (!tuning.splits_within_one_wave || 2 * base_items <= target_ctas)) {
       const long long splits = tuning.splits_within_one_wave ? target_ctas / base_items
                                : !sides[0]                   ? decode_only_splits(base_items, target_ctas)
+                               : si == 1                     ? decode_only_splits(side_items[1], decode_slots)
                                                              : (target_ctas + base_items - 1) / base_items;
       if (splits > 1) {
         chunk = (int)((max_len[si] + splits - 1) / splits);
@@ -219,14 +241,7 @@ PodPlan make_plan(const pod_problem& p, int target_ctas, int ctas_per_sm, const 
     plan_side(p, *sides[si], si, rows_of[si], chunk, plan.side[si], plan.merge_rows);
   }
   // Role split: of the CTAs on one SM, a share proportional to the prefill work starts as prefill.
-  const double cp = plan.side[0].cost, cd = plan.side[1].cost;
-  if (cp <= 0) plan.prefill_ctas_per_sm = 0;
-  else if (cd <= 0) plan.prefill_ctas_per_sm = ctas_per_sm;
-  else {
-    int k = (int)std::lround(ctas_per_sm * cp / (cp + cd));
-    if (ctas_per_sm >= 2) k = std::clamp(k, 1, ctas_per_sm - 1);
-    plan.prefill_ctas_per_sm = k;
-  }
+  plan.prefill_ctas_per_sm = role_split(plan.side[0].cost, plan.side[1].cost, ctas_per_sm);
   if (tuning.prefill_ctas_per_sm >= 0) plan.prefill_ctas_per_sm = std::min(tuning.prefill_ctas_per_sm, ctas_per_sm);
   return plan;
 }

@@ -115,7 +115,16 @@ int ws_split_sms(const PodPlan& plan, int sms, int head_dim);
 // items) 4 splits 0.089, 5 (v3.6) 0.106, 8 0.094; 24 of 4k (192 items) 4 splits 0.126, 2 (v3.6) 0.132.
 int decode_only_splits(long long items, int target);
 
+// Of the ctas_per_sm CTAs on one SM, how many start in the prefill role: a share proportional to the prefill's cost
+// (1 .. ctas_per_sm - 1 when both sides have work and ctas_per_sm >= 2).
+int role_split(double prefill_cost, double decode_cost, int ctas_per_sm);
+
 // Builds the plan. target_ctas: CTAs resident at once (SMs x CTAs per SM); ctas_per_sm for the role split.
+// Split-KV when the unsplit items of the launch are fewer than target_ctas (and the problem sets no kv_chunk_tokens):
+// a decode-only launch by decode_only_splits over target_ctas; a launch with both sides splits its prefill into
+// ceil(target_ctas / items) chunks and (v3.8) its decode by decode_only_splits of the decode's own items over the
+// CTAs that start in the decode role (role_split of the unsplit costs): v3.7 split both sides alike, so 8 decodes of
+// 8k beside a 512-token prefill ran 2 chunks of 4,096 tokens whose items outlasted the prefill (notebook step 13).
 PodPlan make_plan(const pod_problem& p, int target_ctas, int ctas_per_sm, const PlanTuning& tuning = {});
 
 }  // namespace podcheck::kernels

@@ -37,13 +37,14 @@ std::int64_t packed_k_offset(const PackedSide& ps, const pod_side& s, int r, int
   return page * s.kv.k_stride_page + (t % s.kv.page_size) * s.kv.k_stride_slot + h * s.kv.k_stride_head;
 }
 
-// The plan of the spec's case on target_ctas CTAs (ctas_per_sm 2), launched with only_side (0: both sides).
-PodPlan plan_of(const CaseSpec& spec, int target_ctas, int only_side = 0) {
+// The plan of the spec's case on target_ctas CTAs (ctas_per_sm of them per SM), launched with only_side (0: both
+// sides).
+PodPlan plan_of(const CaseSpec& spec, int target_ctas, int only_side = 0, int ctas_per_sm = 2) {
   const Case c = test::build_case(spec);
   PackedProblem pp;
   pack_case(c, pp);
   pp.problem.only_side = only_side;
-  return make_plan(pp.problem, target_ctas, 2);
+  return make_plan(pp.problem, target_ctas, ctas_per_sm);
 }
 }  // namespace
 
@@ -351,18 +352,53 @@ TEST_CASE("plan v3.7: a decode-only launch splits into the fewest chunks whose w
   CHECK(plan.side[1].chunk_tokens == 1024);
   CHECK(plan.side[1].max_splits == 2);
   CHECK(plan.side[1].items.size() == 32);
-  // A launch with both sides keeps v3.6's rule (ceil(target / items); no split measured better there, notebook
-  // step 7): 8 prefill + 8 decode items on 33 CTAs, 3 chunks of 704 on each side.
+  // Its decode launched alone (only_side = 2, the bench's "decode alone"): 8 items, 4 chunks of 512.
   s.prefill = side(true, {1}, {2048});
   s.decode = side(true, {1}, {2048});
-  const PodPlan plan2 = plan_of(s, 33);
-  CHECK(plan2.side[0].chunk_tokens == 704);
-  CHECK(plan2.side[1].chunk_tokens == 704);
-  // Its decode launched alone (only_side = 2, the bench's "decode alone"): 8 items, 4 chunks of 512.
   const PodPlan plan3 = plan_of(s, 33, 2);
   CHECK(plan3.side[0].items.empty());
   CHECK(plan3.side[1].chunk_tokens == 512);
   CHECK(plan3.side[1].items.size() == 32);
+}
+
+TEST_CASE("plan v3.8: a launch with both sides chunks its decode for the CTAs that start as decode", "[kernels][host]") {
+  // 8 prefill + 8 decode items of equal cost on 33 CTAs, 2 per SM: the role split gives each SM one prefill CTA, so
+  // 16 decode CTAs; the prefill keeps ceil(33 / 16) = 3 chunks of 704, the decode takes decode_only_splits(8, 16) =
+  // 2 chunks of 1,024 (v3.7: 704, as the prefill)
+  CaseSpec s;
+  s.heads = 32;
+  s.kv_heads = 8;
+  s.head_dim = 64;
+  s.prefill = side(true, {1}, {2048});
+  s.decode = side(true, {1}, {2048});
+  const PodPlan plan = plan_of(s, 33);
+  CHECK(plan.prefill_ctas_per_sm == 1);
+  CHECK(plan.side[0].chunk_tokens == 704);
+  CHECK(plan.side[1].chunk_tokens == 1024);
+  CHECK(plan.side[1].items.size() == 16);
+  // The shape measured on the H200 (notebook step 13): 8 decodes of 8k beside a 512-token causal prefill, 32 / 8 heads,
+  // 132 SMs x 3 CTAs. 256 prefill items of 64 rows + 64 decode items = 320 < 396: the prefill in ceil(396 / 320) = 2
+  // chunks of 256; the decode's 64 items on the 264 decode CTAs (1 prefill CTA per SM) in 4 chunks of 2,048 (v3.7: 2
+  // of 4,096, 0.142 ms fused; 4 chunks forced: 0.110)
+  CaseSpec m;
+  m.heads = 32;
+  m.kv_heads = 8;
+  m.head_dim = 128;
+  m.prefill = side(true, {512}, {512}, MaskMode::causal);
+  m.decode = side(true, std::vector<int>(8, 1), std::vector<int>(8, 8192));
+  const PodPlan pm = plan_of(m, 396, 0, 3);
+  CHECK(pm.prefill_ctas_per_sm == 1);
+  CHECK(pm.side[0].chunk_tokens == 256);
+  CHECK(pm.side[1].chunk_tokens == 2048);
+  CHECK(pm.side[1].items.size() == 256);
+  // a decode with as many items as decode CTAs is not split (v3.7: 2 chunks, ceil(396 / 296)), the prefill is
+  m.prefill = side(true, {64}, {512}, MaskMode::causal);  // 4 items of 64 packed rows x 8 KV heads
+  m.decode = side(true, std::vector<int>(33, 1), std::vector<int>(33, 8192));
+  const PodPlan pn = plan_of(m, 396, 0, 3);
+  CHECK(pn.prefill_ctas_per_sm == 1);
+  CHECK(pn.side[0].chunk_tokens == 256);
+  CHECK(pn.side[1].chunk_tokens == 0);
+  CHECK(pn.side[1].items.size() == 33 * 8);
 }
 
 TEST_CASE("plan: the split of SMs by side for the fused warp-specialised launch (step 10's rates)", "[kernels][host]") {
