@@ -37,14 +37,56 @@ std::int64_t packed_k_offset(const PackedSide& ps, const pod_side& s, int r, int
   return page * s.kv.k_stride_page + (t % s.kv.page_size) * s.kv.k_stride_slot + h * s.kv.k_stride_head;
 }
 
-// The plan of the spec's case on target_ctas CTAs (ctas_per_sm of them per SM), launched with only_side (0: both
-// sides).
-PodPlan plan_of(const CaseSpec& spec, int target_ctas, int only_side = 0, int ctas_per_sm = 2) {
+// The plan of the spec's case on target_ctas CTAs (ctas_per_sm 2), launched with only_side (0: both sides).
+PodPlan plan_of(const CaseSpec& spec, int target_ctas, int only_side = 0) {
   const Case c = test::build_case(spec);
   PackedProblem pp;
   pack_case(c, pp);
   pp.problem.only_side = only_side;
-  return make_plan(pp.problem, target_ctas, ctas_per_sm);
+  return make_plan(pp.problem, target_ctas, 2);
+}
+// The plan of a shape given by its lengths alone, without inputs (a case with 8k-token decodes costs seconds of
+// random draws that the planner never reads): page size 16, no window, one prefill request (qo_len over kv_len,
+// causal) beside decodes of one query row each.
+struct LengthsProblem {
+  std::vector<std::int32_t> qo_p, kv_p, last_p, qo_d, kv_d, last_d;
+  pod_problem p{};
+};
+PodPlan plan_of_lengths(int heads, int kv_heads, int qo_len, int kv_len, const std::vector<int>& decode_kv,
+                        int target_ctas, int ctas_per_sm) {
+  LengthsProblem lp;
+  const int ps = 16;
+  auto pages = [&](int L) { return (L + ps - 1) / ps; };
+  auto last = [&](int L) { return L == 0 ? 1 : L - (pages(L) - 1) * ps; };
+  lp.qo_p = {0, qo_len};
+  lp.kv_p = {0, pages(kv_len)};
+  lp.last_p = {last(kv_len)};
+  lp.qo_d = {0};
+  lp.kv_d = {0};
+  for (int L : decode_kv) {
+    lp.qo_d.push_back(lp.qo_d.back() + 1);
+    lp.kv_d.push_back(lp.kv_d.back() + pages(L));
+    lp.last_d.push_back(last(L));
+  }
+  pod_problem& p = lp.p;
+  p.abi_version = POD_ABI_VERSION;
+  p.num_qo_heads = heads;
+  p.num_kv_heads = kv_heads;
+  p.head_dim = 128;
+  auto fill = [&](pod_side& s, const std::vector<std::int32_t>& qo, const std::vector<std::int32_t>& kv,
+                  const std::vector<std::int32_t>& lastv, int mask) {
+    s.present = 1;
+    s.num_requests = (int)qo.size() - 1;
+    s.qo_indptr_host = qo.data();
+    s.kv.page_size = ps;
+    s.kv.indptr_host = kv.data();
+    s.kv.last_page_len_host = lastv.data();
+    s.mask_mode = mask;
+    s.window_left = -1;
+  };
+  fill(p.prefill, lp.qo_p, lp.kv_p, lp.last_p, POD_MASK_CAUSAL);
+  fill(p.decode, lp.qo_d, lp.kv_d, lp.last_d, POD_MASK_NONE);
+  return make_plan(p, target_ctas, ctas_per_sm);
 }
 }  // namespace
 
@@ -380,21 +422,14 @@ TEST_CASE("plan v3.8: a launch with both sides chunks its decode for the CTAs th
   // 132 SMs x 3 CTAs. 256 prefill items of 64 rows + 64 decode items = 320 < 396: the prefill in ceil(396 / 320) = 2
   // chunks of 256; the decode's 64 items on the 264 decode CTAs (1 prefill CTA per SM) in 4 chunks of 2,048 (v3.7: 2
   // of 4,096, 0.142 ms fused; 4 chunks forced: 0.110)
-  CaseSpec m;
-  m.heads = 32;
-  m.kv_heads = 8;
-  m.head_dim = 128;
-  m.prefill = side(true, {512}, {512}, MaskMode::causal);
-  m.decode = side(true, std::vector<int>(8, 1), std::vector<int>(8, 8192));
-  const PodPlan pm = plan_of(m, 396, 0, 3);
+  const PodPlan pm = plan_of_lengths(32, 8, 512, 512, std::vector<int>(8, 8192), 396, 3);
   CHECK(pm.prefill_ctas_per_sm == 1);
   CHECK(pm.side[0].chunk_tokens == 256);
   CHECK(pm.side[1].chunk_tokens == 2048);
   CHECK(pm.side[1].items.size() == 256);
   // a decode with as many items as decode CTAs is not split (v3.7: 2 chunks, ceil(396 / 296)), the prefill is
-  m.prefill = side(true, {64}, {512}, MaskMode::causal);  // 4 items of 64 packed rows x 8 KV heads
-  m.decode = side(true, std::vector<int>(33, 1), std::vector<int>(33, 8192));
-  const PodPlan pn = plan_of(m, 396, 0, 3);
+  // 4 prefill items of 64 packed rows x 8 KV heads beside 33 decodes
+  const PodPlan pn = plan_of_lengths(32, 8, 64, 512, std::vector<int>(33, 8192), 396, 3);
   CHECK(pn.prefill_ctas_per_sm == 1);
   CHECK(pn.side[0].chunk_tokens == 256);
   CHECK(pn.side[1].chunk_tokens == 0);
