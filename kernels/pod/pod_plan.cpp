@@ -208,6 +208,11 @@ PodPlan make_plan(const pod_problem& p, int target_ctas, int ctas_per_sm, const 
     }
     base_items += side_items[si];
   }
+  // Of the CTAs on one SM, how many start as prefill: a share proportional to the prefill's cost, or the experiment's
+  auto prefill_ctas = [&](double prefill_cost, double decode_cost) {
+    return tuning.prefill_ctas_per_sm >= 0 ? std::min(tuning.prefill_ctas_per_sm, ctas_per_sm)
+                                           : role_split(prefill_cost, decode_cost, ctas_per_sm);
+  };
   // A launch with both sides and fewer items than CTAs (v3.8): the decode's chunks are chosen for the CTAs that
   // start in the decode role (the role split of the unsplit work), as a decode-only launch's are for all of its CTAs
   int decode_slots = target_ctas;
@@ -216,8 +221,7 @@ PodPlan make_plan(const pod_problem& p, int target_ctas, int ctas_per_sm, const 
     SidePlan unsplit[2];
     std::vector<MergeRow> none;
     for (int si = 0; si < 2; ++si) plan_side(p, *sides[si], si, rows_of[si], 0, unsplit[si], none);
-    const int k = tuning.prefill_ctas_per_sm >= 0 ? std::min(tuning.prefill_ctas_per_sm, ctas_per_sm)
-                                                  : role_split(unsplit[0].cost, unsplit[1].cost, ctas_per_sm);
+    const int k = prefill_ctas(unsplit[0].cost, unsplit[1].cost);
     if (k < ctas_per_sm) decode_slots = std::max(1, (int)((long long)target_ctas * (ctas_per_sm - k) / ctas_per_sm));
   }
   for (int si = 0; si < 2; ++si) {
@@ -240,9 +244,7 @@ PodPlan make_plan(const pod_problem& p, int target_ctas, int ctas_per_sm, const 
     }
     plan_side(p, *sides[si], si, rows_of[si], chunk, plan.side[si], plan.merge_rows);
   }
-  // Role split: of the CTAs on one SM, a share proportional to the prefill work starts as prefill.
-  plan.prefill_ctas_per_sm = role_split(plan.side[0].cost, plan.side[1].cost, ctas_per_sm);
-  if (tuning.prefill_ctas_per_sm >= 0) plan.prefill_ctas_per_sm = std::min(tuning.prefill_ctas_per_sm, ctas_per_sm);
+  plan.prefill_ctas_per_sm = prefill_ctas(plan.side[0].cost, plan.side[1].cost);
   return plan;
 }
 
