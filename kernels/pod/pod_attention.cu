@@ -1663,9 +1663,12 @@ int env_knob(const char* name, int lo, int hi, int step) {
                                 std::to_string(hi) + "]" + (step > 1 ? ", a multiple of " + std::to_string(step) : ""));
   return int(x);
 }
-PlanTuning tuning_from_env(int ctas_per_sm) {
+// PODCHECK_CUDA_PREFILL_CTAS is accepted up to the 32 CTAs an SM can hold at all and clamped per launch (make_plan):
+// one setting applies to a whole bench run, whose launches hold 1 (the warp-specialised prefill alone), 2 (a decode
+// alone) or 3 CTAs per SM (v3.8 refused 2 for the prefill alone, and so the whole run).
+PlanTuning tuning_from_env() {
   PlanTuning t;
-  t.prefill_ctas_per_sm = env_knob(kTuningKnobs[0], 0, ctas_per_sm, 1);
+  t.prefill_ctas_per_sm = env_knob(kTuningKnobs[0], 0, 32, 1);
   t.chunk_tokens[0] = env_knob(kTuningKnobs[1], 0, 1 << 30, kTileKV);
   t.chunk_tokens[1] = env_knob(kTuningKnobs[2], 0, 1 << 30, kTileKV);
   return t;
@@ -1730,7 +1733,7 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   // 512 items, 0.280 ms on 264 slots, 0.323 on 396)
   if (!p.prefill.present || p.prefill.num_requests == 0 || p.only_side == 2) per_sm = std::min(per_sm, 2);
   if (const int cap = env_knob(kTuningKnobs[3], 1, per_sm, 1); cap > 0) per_sm = cap;  // experiment: fewer per SM
-  PlanTuning tuning = tuning_from_env(per_sm);
+  PlanTuning tuning = tuning_from_env();
   if (m.ws_form >= 0) tuning.prefill_tile_rows = kWsRowsOf[m.ws_form];
   tuning.splits_within_one_wave = m.ws_form == kWsPrefillOnly;
   m.plan = make_plan(p, sms * per_sm, per_sm, tuning);

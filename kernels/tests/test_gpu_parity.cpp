@@ -330,6 +330,30 @@ TEST_CASE("residency at head_dim 128: 3 CTAs per SM with prefill work on sm_90 (
   check_case(dec, s.name);
 }
 
+TEST_CASE("the role-split knob PODCHECK_CUDA_PREFILL_CTAS is clamped per launch: launches of 1, 2 and 3 CTAs per SM "
+          "all run and pass under one setting",
+          "[gpu]") {
+  require_gpu();
+  // One bench run applies one setting to every launch it times: the fused launch (3 CTAs per SM at head_dim 128 on
+  // sm_90), the decode alone (2) and the prefill alone (the warp-specialised kernel on sm_90a: 1). v3.8 refused a
+  // value above the launch's own CTAs per SM, so PODCHECK_CUDA_PREFILL_CTAS=2 failed the prefill alone.
+  CaseSpec s = bf16_h32kv8("role-knob-pod");
+  s.prefill = dense_prefill(256, 512);
+  s.decode = decode({300, 700, 1024});
+  const Case pod = test::build_case(s);
+  s.decode = SideSpec{};
+  const Case pre = test::build_case(s);
+  s.prefill = SideSpec{};
+  s.decode = decode({300, 700, 1024});
+  const Case dec = test::build_case(s);
+  for (const char* k : {"0", "2", "3"}) {
+    const ScopedEnv knob("PODCHECK_CUDA_PREFILL_CTAS", k);
+    check_case(pod, std::string("fused, PODCHECK_CUDA_PREFILL_CTAS=") + k);
+    check_case(pre, std::string("prefill alone, PODCHECK_CUDA_PREFILL_CTAS=") + k);
+    check_case(dec, std::string("decode alone, PODCHECK_CUDA_PREFILL_CTAS=") + k);
+  }
+}
+
 TEST_CASE("a side launched alone with fewer items than resident CTAs is split by the planner and merged right",
           "[gpu]") {
   require_gpu();

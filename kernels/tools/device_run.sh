@@ -187,19 +187,22 @@ for s in $STEPS; do
         timeout ${NCU_TIMEOUT:-240} ncu --clock-control none --set full -k "regex:$3" -c 1 -f -o /tmp/ncu/$1 \
           $PODCHECK run $2 --case "$4" --check > /tmp/ncu/$1.log 2>&1
         echo "ncu $1 rc=$?" | tee -a "$OUT/summary.txt"
-        ncu -i /tmp/ncu/$1.ncu-rep --page details > /tmp/ncu/$1.txt 2>&1
+        ncu -i /tmp/ncu/$1.ncu-rep --page details --print-details all > /tmp/ncu/$1.txt 2>&1 ||
+          ncu -i /tmp/ncu/$1.ncu-rep --page details > /tmp/ncu/$1.txt 2>&1
+        ncu -i /tmp/ncu/$1.ncu-rep --page raw --csv > /tmp/ncu/$1_raw.csv 2>&1  # every counter collected
         ncu -i /tmp/ncu/$1.ncu-rep --page source --csv --print-source sass > /tmp/ncu/$1_sass.csv 2>&1
-        grep -E "Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Issue Slots Busy|No Eligible" /tmp/ncu/$1.txt | head -12 | tee -a "$OUT/summary.txt"
+        grep -E "Duration|DRAM Throughput|Memory Throughput|L2 Cache Throughput|L2 Hit Rate|Achieved Occupancy|Registers Per|Issue Slots Busy|No Eligible" /tmp/ncu/$1.txt | head -14 | tee -a "$OUT/summary.txt"
         rm -f /tmp/ncu/$1.ncu-rep
       }
       DEC_A="decode_bf16_h32kv8d128_ps16_nhd(bs_d=128,kv_d=2048,seed=0)"
       PRE_A="prefill_bf16_h32kv8d128_ps16_nhd(qo_p=2048,kv_p=2048,causal,seed=0)"
       DEC1_A="decode_bf16_h32kv8d128_ps1_nhd(bs_d=128,kv_d=2048,seed=0)"  # A-ps1's decode: page size 1
-      # NCU_SIDES: which launches (default "dec pre"; dec1: the decode at page size 1); the prefill alone runs
-      # pod_ws_kernel on sm_90a
+      FUS_A="pod_bf16_h32kv8d128_ps16_nhd(qo_p=2048,kv_p=2048,causal,bs_d=128,kv_d=2048,seed=0)"  # mix A fused
+      # NCU_SIDES: which launches (default "dec pre"; dec1: the decode at page size 1; fus: mix A's fused launch);
+      # the prefill alone runs pod_ws_kernel on sm_90a
       for side in ${NCU_SIDES:-dec pre}; do
-        case $side in dec) c="$DEC_A";; dec1) c="$DEC1_A";; pre) c="$PRE_A";;
-          *) echo "NCU_SIDES: '$side' is not dec, dec1 or pre" | tee -a "$OUT/summary.txt"; exit 2;; esac
+        case $side in dec) c="$DEC_A";; dec1) c="$DEC1_A";; pre) c="$PRE_A";; fus) c="$FUS_A";;
+          *) echo "NCU_SIDES: '$side' is not dec, dec1, pre or fus" | tee -a "$OUT/summary.txt"; exit 2;; esac
         prof ${side}_ours "--kernel podcheck-cuda" "pod_fused|pod_ws" "$c"
         [ -n "${PEER:-}" ] && [ "${NCU_PEER:-1}" = 1 ] && prof ${side}_peer "--kernel-lib $PEER" "BatchPrefill|POD|Decode|SinglePrefill" "$c"
       done
