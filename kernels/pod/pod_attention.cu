@@ -66,9 +66,13 @@
 //                   one warp per merged row and head (v3.6's one CTA per row walked the heads: 60-80 us of latency
 //                   after a split launch); decode-only launches split into the fewest chunks whose waves are full
 //                   (decode_only_splits). Outputs bit for bit v3.6's wherever the plan's chunks are the same.
-//   v3.8 (this file) notebook step 13: a launch with both sides and fewer items than CTAs chunks its decode for
+//   v3.8            notebook step 13: a launch with both sides and fewer items than CTAs chunks its decode for
 //                   the CTAs that start in the decode role (pod_plan: decode_only_splits over them; v3.7 chunked it
 //                   as the prefill): 8 decodes of 8k beside a 512-token prefill 0.143 -> 0.108 ms. Kernel code as v3.7.
+//   v3.9 (this file) notebook step 14: the decode's 16-bit K / V tiles (no RoPE, ALiBi or soft cap) unpadded and
+//                   xor-swizzled in shared memory (PODCHECK_DEC_XS): v3.8's 272-byte rows put each 256-byte token
+//                   row's cp.async across three 128-byte segments and L2 served 1.5x the KV's sectors (24 per
+//                   warp copy, 16 needed). Decode alone 2 % faster on the H100; outputs bit for bit v3.8's.
 #include "kernels/host/cuda_check.hpp"
 #include "kernels/pod/fast_div.hpp"
 #include "kernels/pod/pod_launch.hpp"
@@ -382,10 +386,14 @@ __device__ __forceinline__ KvSrc kv_src(const SideDev& SDv, int page_base, int k
 // (about two thirds of the decode kernel's instructions), v3.1 still formed two 64 x 64-bit products per row.
 // PV (the decode's warp tiles, NTHR = 32, NTOK = 16, from v3.7): the page numbers come from `pv`, lane j's lookup
 // for token t0 + (j & 15) made one tile ahead (decode_pages), by a shuffle instead of a load per row.
-template <int D, int NTOK, int NTHR, class KVT, bool SAME, int ROWB, bool PV = false>
+// XS (the decode's 16-bit tiles, v3.9): rows of D elements, no padding, 16-byte chunk j of row r stored at chunk
+// (j & ~7) | ((j ^ r) & 7) (xor_tile_chunk): kd / vd point at the thread's row0 and its chunk's 128-byte group, `xo`
+// is its chunk's position in the group (bytes) for row0; row0 + i RPP differs from row0 in the bits of i RPP alone
+// (row0 < RPP, a power of 2), so each row's position is xo ^ ((i RPP) & 7) * 16, a constant per row.
+template <int D, int NTOK, int NTHR, class KVT, bool SAME, int ROWB, bool PV = false, bool XS = false>
 __device__ __forceinline__ void issue_kv_rows(const SideDev& SDv, const KvSrc& src, int t0, int kv_hi,
                                               std::uint32_t kd, std::uint32_t vd, int row0, int col,
-                                              std::uint32_t pv = 0) {
+                                              std::uint32_t pv = 0, std::uint32_t xo = 0) {
   static_assert(!PV || (NTHR == 32 && NTOK <= 16), "a page vector: one warp, at most 16 rows");
   constexpr int CPR = D / 8;
   constexpr int RPP = NTHR / CPR;  // rows per pass of all NTHR threads
@@ -406,7 +414,12 @@ __device__ __forceinline__ void issue_kv_rows(const SideDev& SDv, const KvSrc& s
     const std::uint64_t vo = SAME ? ko : std::uint64_t(page) * SDv.v_sp + slot * SDv.v_ss;
     const unsigned char* ks = kb + ko * E;
     const unsigned char* vs = vb + vo * E;
-    if constexpr (E == 2) {
+    if constexpr (XS) {
+      static_assert(E == 2 && ROWB == D * 2 && (RPP & (RPP - 1)) == 0, "XS: 16-bit, dense rows, RPP a power of 2");
+      const std::uint32_t x = xo ^ std::uint32_t(((i * RPP) & 7) * 16);
+      cp_async16(kd + i * RPP * ROWB + x, ks, ok);
+      cp_async16(vd + i * RPP * ROWB + x, vs, ok);
+    } else if constexpr (E == 2) {
       cp_async16(kd + i * RPP * ROWB, ks, ok);
       cp_async16(vd + i * RPP * ROWB, vs, ok);
     } else {
@@ -417,7 +430,8 @@ __device__ __forceinline__ void issue_kv_rows(const SideDev& SDv, const KvSrc& s
 }
 // SWZ: the sm_90a prefill's layout, [NTOK][64]-element blocks with the 128-byte swizzle (16-bit KV): a thread's
 // rows step by RPP, a multiple of 8, so its chunk's swizzled position is the same in every row it copies.
-template <int D, int NTOK, int NTHR, class KVT, bool SWZ = false, bool PV = false>
+// XS: the decode's unpadded, xor-swizzled 16-bit tiles (issue_kv_rows); the stage must be 128-byte aligned.
+template <int D, int NTOK, int NTHR, class KVT, bool SWZ = false, bool PV = false, bool XS = false>
 __device__ __forceinline__ void issue_kv_tile(const SideDev& SDv, const KvSrc& src, int t0, int kv_hi,
                                               unsigned char* kdst, unsigned char* vdst, int idx,
                                               std::uint32_t pv = 0) {
@@ -427,13 +441,18 @@ __device__ __forceinline__ void issue_kv_tile(const SideDev& SDv, const KvSrc& s
   constexpr int SD = D + 8;
   constexpr int E = sizeof(KVT);
   static_assert(!SWZ || (E == 2 && (NTHR / CPR) % 8 == 0), "swizzled rows: 16-bit KV, passes of 8 rows");
-  constexpr int ROWB = SWZ ? 128 : E == 2 ? SD * 2 : D;
+  static_assert(!(SWZ && XS), "one layout");
+  constexpr int ROWB = SWZ ? 128 : XS ? D * 2 : E == 2 ? SD * 2 : D;
   const int row0 = idx / CPR, chunk = idx % CPR, col = chunk * 8;
-  const std::uint32_t off = SWZ ? (chunk / 8) * NTOK * 128 + sm90::swz128(row0, chunk % 8) : row0 * ROWB + col * E;
+  const std::uint32_t off = SWZ  ? (chunk / 8) * NTOK * 128 + sm90::swz128(row0, chunk % 8)
+                            : XS ? row0 * ROWB + (chunk / 8) * 128
+                                 : row0 * ROWB + col * E;
+  const std::uint32_t xo = XS ? std::uint32_t(((chunk ^ row0) & 7) * 16) : 0u;
   const std::uint32_t kd = smem_u32(kdst) + off;
   const std::uint32_t vd = smem_u32(vdst) + off;
-  if (SDv.kv_same) issue_kv_rows<D, NTOK, NTHR, KVT, true, ROWB, PV>(SDv, src, t0, kv_hi, kd, vd, row0, col, pv);
-  else issue_kv_rows<D, NTOK, NTHR, KVT, false, ROWB, PV>(SDv, src, t0, kv_hi, kd, vd, row0, col, pv);
+  if (SDv.kv_same)
+    issue_kv_rows<D, NTOK, NTHR, KVT, true, ROWB, PV, XS>(SDv, src, t0, kv_hi, kd, vd, row0, col, pv, xo);
+  else issue_kv_rows<D, NTOK, NTHR, KVT, false, ROWB, PV, XS>(SDv, src, t0, kv_hi, kd, vd, row0, col, pv, xo);
 }
 // The decode's page vector of the warp tile at t0 (decode_item): lane j looks up the page of token t0 + (j & 15)
 // (tokens past kv_hi: t0's, which exists when t0 < kv_hi). Issued one tile before the copies that use it, so the
@@ -441,6 +460,10 @@ __device__ __forceinline__ void issue_kv_tile(const SideDev& SDv, const KvSrc& s
 // every row its own page). PODCHECK_DEC_PV = 0: v3.6's lookup per row at issue time.
 #ifndef PODCHECK_DEC_PV
 #define PODCHECK_DEC_PV 1
+#endif
+// PODCHECK_DEC_XS = 0: v3.8's padded decode tiles (a build switch for same-call comparisons, notebook step 14)
+#ifndef PODCHECK_DEC_XS
+#define PODCHECK_DEC_XS 1
 #endif
 __device__ __forceinline__ std::uint32_t decode_pages(const SideDev& SDv, const KvSrc& src, int t0, int kv_hi,
                                                       int lane) {
@@ -637,11 +660,15 @@ __device__ __forceinline__ void row_sums(float (&d)[4], const std::uint32_t (&pa
 // tiles), online softmax in the log2 domain, O += P V with P rounded to the query dtype; mma.sync m16n8k16
 // with ldmatrix fragments. m: row maxima of the scaled logits (rows gq, gq + 8). d: row sums of the rounded
 // weights as an mma accumulator (d[0] = d[1]: row gq, d[2] = d[3]: row gq + 8; every lane holds its rows'
-// whole sums): the weights PV uses, summed in fp32 by the tensor core.
-template <int D, int NTOK, class QT, bool F>
+// whole sums): the weights PV uses, summed in fp32 by the tensor core. XS: Kt, Vt in the decode's unpadded
+// xor-swizzled layout (issue_kv_rows); every ldmatrix row address below has row & 7 == lane & 7, so a chunk's
+// stored position is the chunk xor (lane & 7).
+template <int D, int NTOK, class QT, bool F, bool XS = false>
 __device__ __forceinline__ void attend_tile(const QT* Qw, const QT* Kt, const QT* Vt, int t0, const RowMask& M,
                                             float (&o)[D / 8][4], float (&m)[2], float (&d)[4], int lane) {
   constexpr int SD = D + 8;
+  constexpr int KP = XS ? D : SD;  // K / V tile row pitch (elements)
+  const int xl = XS ? (lane & 7) : 0;
   constexpr int NN = NTOK / 8;
   constexpr int NT_D = D / 8;
   float s[NN][4];
@@ -654,7 +681,7 @@ __device__ __forceinline__ void attend_tile(const QT* Qw, const QT* Kt, const QT
 #pragma unroll
     for (int nb = 0; nb < NN / 2; ++nb) {
       std::uint32_t b[4];
-      ldsm_x4(b, Kt + (nb * 16 + (lane & 7) + (lane >> 4) * 8) * SD + kk * 16 + ((lane >> 3) & 1) * 8);
+      ldsm_x4(b, Kt + (nb * 16 + (lane & 7) + (lane >> 4) * 8) * KP + ((kk * 2 + ((lane >> 3) & 1)) ^ xl) * 8);
       mma16816<QT>(s[2 * nb], a, b);
       mma16816<QT>(s[2 * nb + 1], a, b + 2);
     }
@@ -667,7 +694,7 @@ __device__ __forceinline__ void attend_tile(const QT* Qw, const QT* Kt, const QT
 #pragma unroll
     for (int n = 0; n < NT_D; n += 2) {
       std::uint32_t b[4];
-      ldsm_x4_trans(b, Vt + (kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * SD + (n + (lane >> 4)) * 8);
+      ldsm_x4_trans(b, Vt + (kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * KP + ((n + (lane >> 4)) ^ xl) * 8);
       mma16816<QT>(o[n], pa[kk], b);
       mma16816<QT>(o[n + 1], pa[kk], b + 2);
     }
@@ -996,9 +1023,15 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
   const KvSrc src = kv_src<KVT>(SDv, c.page_base, it.kv_head);
   // Tile k's copies (warp-uniform: k < nt); with the page vector, the next tile's pages are looked up after them.
   constexpr bool PV = PODCHECK_DEC_PV != 0 && T == 16;
+  // v3.9: 16-bit tiles without features stored unpadded and xor-swizzled (XS), so each token row's copy lands in
+  // whole 128-byte segments of shared memory (notebook step 14); fp8 (converted tiles) and RoPE (rewritten in
+  // place) keep the padded rows
+  constexpr bool XS = PODCHECK_DEC_XS != 0 && !L::kConv && !F;
+  static_assert(!XS || (L::dec_q % 128 == 0 && WB % 128 == 0 && L::stage(T) % 128 == 0 && L::tile16(T) % 128 == 0),
+                "XS: every warp's stage rows start on 128-byte boundaries (the region itself is 128-byte aligned)");
   std::uint32_t pv = PV && nt > 0 ? decode_pages(SDv, src, tile_start(0), kv_hi, lane) : 0u;
   auto issue = [&](int k) {
-    issue_kv_tile<D, T, 32, KVT, false, PV>(SDv, src, tile_start(k), kv_hi, stage_k(k % NS), stage_v(k % NS), lane,
+    issue_kv_tile<D, T, 32, KVT, false, PV, XS>(SDv, src, tile_start(k), kv_hi, stage_k(k % NS), stage_v(k % NS), lane,
                                             pv);
     if (PV && k + 1 < nt) pv = decode_pages(SDv, src, tile_start(k + 1), kv_hi, lane);
   };
@@ -1031,7 +1064,7 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
       rope_k_tile<D, T, QT>(const_cast<QT*>(Kt), SDv, tile_start(k), lane, 32);
       __syncwarp();
     }
-    attend_tile<D, T, QT, F>(Qs, Kt, Vt, tile_start(k), M, o, m, d, lane);
+    attend_tile<D, T, QT, F, XS>(Qs, Kt, Vt, tile_start(k), M, o, m, d, lane);
   }
   cp_async_wait<0>();
   __syncwarp();  // the warp's stages are free: its merge scratch overlays them
@@ -1919,7 +1952,7 @@ thread_local std::string g_last_error;
 
 extern "C" const pod_kernel_info* podcheck_kernel_info(void) {
   static const pod_kernel_info info{POD_ABI_VERSION, podcheck::kernels::kKernelName, podcheck::kernels::kKernelVersion,
-                                    "fused POD v3.8: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill, warp-specialised prefill-only launches (fused ones opt-in: PODCHECK_CUDA_WS=2 / 3), decode split over warps (page lookups a tile ahead), cp.async pipelines (128-byte L2 prefetch), ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
+                                    "fused POD v3.9: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill, warp-specialised prefill-only launches (fused ones opt-in: PODCHECK_CUDA_WS=2 / 3), decode split over warps (page lookups a tile ahead, xor-swizzled tiles), cp.async pipelines (128-byte L2 prefetch), ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
   return &info;
 }
 
