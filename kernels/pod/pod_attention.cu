@@ -387,9 +387,9 @@ __device__ __forceinline__ KvSrc kv_src(const SideDev& SDv, int page_base, int k
 // PV (the decode's warp tiles, NTHR = 32, NTOK = 16, from v3.7): the page numbers come from `pv`, lane j's lookup
 // for token t0 + (j & 15) made one tile ahead (decode_pages), by a shuffle instead of a load per row.
 // XS (the decode's 16-bit tiles, v3.9): rows of D elements, no padding, 16-byte chunk j of row r stored at chunk
-// (j & ~7) | ((j ^ r) & 7) (xor_tile_chunk): kd / vd point at the thread's row0 and its chunk's 128-byte group, `xo`
-// is its chunk's position in the group (bytes) for row0; row0 + i RPP differs from row0 in the bits of i RPP alone
-// (row0 < RPP, a power of 2), so each row's position is xo ^ ((i RPP) & 7) * 16, a constant per row.
+// (j & ~7) | ((j ^ r) & 7) (attend_tile reads them so). kd / vd point at the thread's row0 and its chunk's 128-byte
+// group, `xo` is its chunk's position in the group (bytes) for row0; row0 + i RPP differs from row0 in the bits of
+// i RPP alone (row0 < RPP, a power of 2), so each row's position is xo ^ ((i RPP) & 7) * 16, a constant per row.
 template <int D, int NTOK, int NTHR, class KVT, bool SAME, int ROWB, bool PV = false, bool XS = false>
 __device__ __forceinline__ void issue_kv_rows(const SideDev& SDv, const KvSrc& src, int t0, int kv_hi,
                                               std::uint32_t kd, std::uint32_t vd, int row0, int col,
