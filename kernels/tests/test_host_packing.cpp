@@ -47,28 +47,20 @@ PodPlan plan_of(const CaseSpec& spec, int target_ctas, int only_side = 0) {
 }
 // The plan of a shape given by its lengths alone, without inputs (a case with 8k-token decodes costs seconds of
 // random draws that the planner never reads): page size 16, no window, one prefill request (qo_len over kv_len,
-// causal) beside decodes of one query row each.
-struct LengthsProblem {
-  std::vector<std::int32_t> qo_p, kv_p, last_p, qo_d, kv_d, last_d;
-  pod_problem p{};
-};
+// causal) beside decodes of one query row each. The planner reads only the host arrays, so no page indices.
 PodPlan plan_of_lengths(int heads, int kv_heads, int qo_len, int kv_len, const std::vector<int>& decode_kv,
                         int target_ctas, int ctas_per_sm) {
-  LengthsProblem lp;
   const int ps = 16;
   auto pages = [&](int L) { return (L + ps - 1) / ps; };
   auto last = [&](int L) { return L == 0 ? 1 : L - (pages(L) - 1) * ps; };
-  lp.qo_p = {0, qo_len};
-  lp.kv_p = {0, pages(kv_len)};
-  lp.last_p = {last(kv_len)};
-  lp.qo_d = {0};
-  lp.kv_d = {0};
+  const std::vector<std::int32_t> qo_p = {0, qo_len}, kv_p = {0, pages(kv_len)}, last_p = {last(kv_len)};
+  std::vector<std::int32_t> qo_d = {0}, kv_d = {0}, last_d;
   for (int L : decode_kv) {
-    lp.qo_d.push_back(lp.qo_d.back() + 1);
-    lp.kv_d.push_back(lp.kv_d.back() + pages(L));
-    lp.last_d.push_back(last(L));
+    qo_d.push_back(qo_d.back() + 1);
+    kv_d.push_back(kv_d.back() + pages(L));
+    last_d.push_back(last(L));
   }
-  pod_problem& p = lp.p;
+  pod_problem p{};
   p.abi_version = POD_ABI_VERSION;
   p.num_qo_heads = heads;
   p.num_kv_heads = kv_heads;
@@ -84,8 +76,8 @@ PodPlan plan_of_lengths(int heads, int kv_heads, int qo_len, int kv_len, const s
     s.mask_mode = mask;
     s.window_left = -1;
   };
-  fill(p.prefill, lp.qo_p, lp.kv_p, lp.last_p, POD_MASK_CAUSAL);
-  fill(p.decode, lp.qo_d, lp.kv_d, lp.last_d, POD_MASK_NONE);
+  fill(p.prefill, qo_p, kv_p, last_p, POD_MASK_CAUSAL);
+  fill(p.decode, qo_d, kv_d, last_d, POD_MASK_NONE);
   return make_plan(p, target_ctas, ctas_per_sm);
 }
 }  // namespace
