@@ -31,6 +31,17 @@ expect "does not exist" --tier quick -o "$tmp/no/such/dir/t.h5"
 expect "it is a directory" --tier quick --check --json "$tmp" --force
 # a fixture file is needed for the next one: any existing path passes CLI11's ExistingFile check
 expect "--inputs-by-id needs generated cases" --fixtures "$tmp/kept.h5" -o "$tmp/t.h5" --inputs-by-id
+# a module named by PODCHECK_GPU_MODULE that is not there is an error, never a silent fall back to another module
+# (an experiment timing a variant module would time the default one instead)
+for cmd in "run --case decode_bf16_h8kv8d128_ps1_nhd(bs_d=1,kv_d=128,seed=0) -o $tmp/m.h5" "bench kernel --mix A"; do
+  out=$(PODCHECK_GPU_MODULE="$tmp/no_such_module.so" "$exe" $cmd 2>&1); rc=$?
+  if [ $rc -ne 2 ] || [[ "$out" != *"PODCHECK_GPU_MODULE='$tmp/no_such_module.so': no such file"* ]]; then
+    echo "FAIL: PODCHECK_GPU_MODULE=<missing> podcheck $cmd -> rc $rc, output: $out"; fails=$((fails + 1))
+  else
+    echo "ok: PODCHECK_GPU_MODULE=<missing> podcheck $cmd -> refused"
+  fi
+done
+[ ! -e "$tmp/m.h5" ] || { echo "FAIL: m.h5 was created"; fails=$((fails + 1)); }
 for f in kept.json kept.h5; do
   [ "$(cat "$tmp/$f")" = keep ] || { echo "FAIL: $f was changed"; fails=$((fails + 1)); }
 done
