@@ -18,17 +18,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The module's path, or "" with `tried` listing where it looked; `refused`: why a module named by
-// PODCHECK_GPU_MODULE is not used (that one is never replaced by another: a variant module's timing would
-// silently be the default module's).
-std::string module_path(std::string& tried, std::string& refused) {
+std::string module_path(std::string& tried) {
   std::vector<std::string> candidates;
+  if (const char* env = std::getenv("PODCHECK_GPU_MODULE"); env && *env) candidates.push_back(env);
   std::error_code ec;
-  if (const char* env = std::getenv("PODCHECK_GPU_MODULE"); env && *env) {
-    if (fs::is_regular_file(env, ec)) return env;
-    refused = std::string("PODCHECK_GPU_MODULE='") + env + "': no such file (unset it to use the default module)";
-    return "";
-  }
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) candidates.push_back((exe.parent_path().parent_path() / "lib" / "podcheck" / "libpodcheck_gpu.so").string());
   if (*PODCHECK_BUILD_GPU_MODULE) candidates.push_back(PODCHECK_BUILD_GPU_MODULE);
@@ -40,12 +33,15 @@ std::string module_path(std::string& tried, std::string& refused) {
 }
 
 const kernels::GpuModule* load(std::string& error) {
-  std::string tried, refused;
-  const std::string path = module_path(tried, refused);
-  if (!refused.empty()) {
-    error = refused;
+  // a module named by PODCHECK_GPU_MODULE is never replaced by the next place (a variant module's timing would
+  // silently be the default module's)
+  std::error_code ec;
+  if (const char* env = std::getenv("PODCHECK_GPU_MODULE"); env && *env && !fs::is_regular_file(env, ec)) {
+    error = std::string("PODCHECK_GPU_MODULE='") + env + "': no such file (unset it to use the default module)";
     return nullptr;
   }
+  std::string tried;
+  const std::string path = module_path(tried);
   if (path.empty()) {
     error = *PODCHECK_BUILD_GPU_MODULE ? "the GPU module libpodcheck_gpu.so was not found (looked at " + tried + ")"
                                        : "this podcheck was built without nvcc (no GPU module; looked at " +
