@@ -69,10 +69,14 @@
 //   v3.8            notebook step 13: a launch with both sides and fewer items than CTAs chunks its decode for
 //                   the CTAs that start in the decode role (pod_plan: decode_only_splits over them; v3.7 chunked it
 //                   as the prefill): 8 decodes of 8k beside a 512-token prefill 0.143 -> 0.108 ms. Kernel code as v3.7.
-//   v3.9 (this file) notebook step 14: the decode's 16-bit K / V tiles (no RoPE, ALiBi or soft cap) unpadded and
+//   v3.9            notebook step 14: the decode's 16-bit K / V tiles (no RoPE, ALiBi or soft cap) unpadded and
 //                   xor-swizzled in shared memory (PODCHECK_DEC_XS): v3.8's 272-byte rows put each 256-byte token
 //                   row's cp.async across three 128-byte segments and L2 served 1.5x the KV's sectors (24 per
 //                   warp copy, 16 needed). Decode alone 2 % faster on the H100; outputs bit for bit v3.8's.
+//   v3.10 (this file) notebook step 16: fp8 KV's prefill items on wgmma on sm_90a (PODCHECK_FP8_WG): the raw tile
+//                   converted (exactly) straight into wgmma's swizzled layout instead of the padded tile mma.sync
+//                   reads; same stages, tile size and shared memory. Mix A with e4m3 KV on the H200: prefill alone
+//                   0.230 -> 0.198 ms, fused 0.458 -> 0.417. The code paths of 16-bit KV are unchanged.
 #include "kernels/host/cuda_check.hpp"
 #include "kernels/pod/fast_div.hpp"
 #include "kernels/pod/pod_launch.hpp"
@@ -316,6 +320,11 @@ __device__ __forceinline__ void ldsm_x4_trans(std::uint32_t* r, const void* p) {
 // 16-bit KV tiles are stored padded (row = D + 8 elements: ldmatrix rows fall on distinct banks) and read by
 // ldmatrix directly. fp8 KV is copied raw (dense rows of D bytes) into the stages and converted (exactly) by
 // the thread that copied it into one padded 16-bit tile after the copy completed.
+// PODCHECK_FP8_WG = 0: fp8 KV's prefill on mma.sync, as up to v3.9 (a build switch for same-call comparisons,
+// notebook step 16); 1: on wgmma from the converted tile (prefill_item's WG8)
+#ifndef PODCHECK_FP8_WG
+#define PODCHECK_FP8_WG 1
+#endif
 template <int D> constexpr int kDecStages = D == 64 ? 3 : 2;  // per-warp cp.async stages of the decode path
 template <int D> constexpr int kPreKV = D == 64 ? 64 : 32;      // prefill KV tile, mma.sync path (tokens; smem)
 // the sm_90a wgmma prefill's KV tile: Q lives in registers there, so stage 1 overlays the Q tile (Smem::wg_bytes)
@@ -482,6 +491,22 @@ __device__ __forceinline__ void convert_kv_tile(const unsigned char* kraw, const
     const int row = c / CPR, col = (c % CPR) * 8;
     *reinterpret_cast<uint4*>(kt + row * SD + col) = KL::load8(kraw, row * D + col);
     *reinterpret_cast<uint4*>(vt + row * SD + col) = KL::load8(vraw, row * D + col);
+  }
+}
+
+// fp8 only, sm_90a prefill (PODCHECK_FP8_WG): the chunks this thread copied (issue_kv_tile's mapping, as above)
+// converted into wgmma's layout, [NTOK][64]-element blocks with the 128-byte swizzle (K at kt, V at vt, each
+// 1024-byte aligned): what issue_kv_tile<..., SWZ> writes for 16-bit KV, so attend_tile_wg reads it unchanged.
+template <int D, int NTOK, class QT, class KVT>
+__device__ __forceinline__ void convert_kv_tile_swz(const unsigned char* kraw, const unsigned char* vraw,
+                                                    unsigned char* kt, unsigned char* vt, int idx, int nthr) {
+  constexpr int CPR = D / 8;
+  using KL = KvLoad<QT, KVT>;
+  for (int c = idx; c < NTOK * CPR; c += nthr) {
+    const int row = c / CPR, chunk = c % CPR;
+    const std::uint32_t off = (chunk / 8) * NTOK * 128 + sm90::swz128(row, chunk % 8);
+    *reinterpret_cast<uint4*>(kt + off) = KL::load8(kraw, row * D + chunk * 8);
+    *reinterpret_cast<uint4*>(vt + off) = KL::load8(vraw, row * D + chunk * 8);
   }
 }
 
@@ -889,10 +914,14 @@ __device__ __forceinline__ void prefill_item(const KParams& P, const SideDev& SD
   using L = Smem<D, KVT>;
   constexpr int SD = D + 8;
   constexpr int NT_D = D / 8;
-  // sm_90a: S = Q K^T and O += P V on wgmma from swizzled stages (attend_tile_wg) for 16-bit KV without the
-  // feature paths at head_dim 64 / 128; everything else (and every other architecture) on mma.sync.
-  constexpr bool WG = PODCHECK_WGMMA && !F && !L::kConv && (D == 64 || D == 128);
-  constexpr int TK = WG ? kPreKVWg<D> : kPreKV<D>;
+  // sm_90a: S = Q K^T and O += P V on wgmma (attend_tile_wg) without the feature paths at head_dim 64 / 128: from
+  // swizzled stages for 16-bit KV (WG16), from the converted tile in the same swizzled layout for fp8 KV (WG8,
+  // notebook step 16; the raw stages and the converted tile of the mma.sync path, kPreKV tokens, so the shared
+  // memory layout is unchanged); everything else (and every other architecture) on mma.sync.
+  constexpr bool WG16 = PODCHECK_WGMMA && !F && !L::kConv && (D == 64 || D == 128);
+  constexpr bool WG8 = PODCHECK_WGMMA && PODCHECK_FP8_WG && !F && L::kConv && (D == 64 || D == 128);
+  constexpr bool WG = WG16 || WG8;
+  constexpr int TK = WG16 ? kPreKVWg<D> : kPreKV<D>;
   const int warp = tid >> 5, lane = tid & 31, tq = lane & 3;
   const ItemCtx c = item_ctx(P, SDv, it, kTileQ);
   const int packed = c.packed, kv_lo = c.kv_lo, kv_hi = c.kv_hi;
@@ -901,9 +930,17 @@ __device__ __forceinline__ void prefill_item(const KParams& P, const SideDev& SD
   unsigned char* stage0 = smem + L::pre_q;
   QT* Kc = reinterpret_cast<QT*>(smem + L::pre_q + 2 * L::stage(TK));  // fp8: converted tiles
   QT* Vc = Kc + TK * SD;
-  auto stage_k = [&](int s) { return WG ? smem + (s ^ 1) * 2 * L::wg_block : stage0 + s * L::stage(TK); };
+  // WG8: the converted K and V as swizzled blocks (TK x D x 2 bytes each) in the converted tiles' room
+  unsigned char* kc8 = reinterpret_cast<unsigned char*>(Kc);
+  unsigned char* vc8 = kc8 + TK * D * 2;
+  static_assert(!WG8 || ((L::pre_q + 2 * L::stage(TK)) % 1024 == 0 && (TK * D * 2) % 1024 == 0 &&
+                         2 * TK * D * 2 <= 2 * L::tile16(TK)),
+                "WG8: the converted blocks 1024-byte aligned, within the converted tiles' room");
+  (void)kc8;
+  (void)vc8;
+  auto stage_k = [&](int s) { return WG16 ? smem + (s ^ 1) * 2 * L::wg_block : stage0 + s * L::stage(TK); };
   auto stage_v = [&](int s) {
-    return WG ? smem + (s ^ 1) * 2 * L::wg_block + L::wg_block
+    return WG16 ? smem + (s ^ 1) * 2 * L::wg_block + L::wg_block
               : stage0 + s * L::stage(TK) + (L::kConv ? TK * D : L::tile16(TK));
   };
   std::uint32_t qf[WG ? D / 16 : 1][4];  // sm_90a: the warp's Q fragments (wgmma's A), loaded once per item
@@ -921,7 +958,7 @@ __device__ __forceinline__ void prefill_item(const KParams& P, const SideDev& SD
   const RowMask M = row_mask(SDv, c, P.gdiv, it.kv_head, wrow0);
 
   const KvSrc src = kv_src<KVT>(SDv, c.page_base, it.kv_head);
-  if (n_tiles > 0) issue_kv_tile<D, TK, kThreads, KVT, WG>(SDv, src, kv_lo, kv_hi, stage_k(0), stage_v(0), tid);
+  if (n_tiles > 0) issue_kv_tile<D, TK, kThreads, KVT, WG16>(SDv, src, kv_lo, kv_hi, stage_k(0), stage_v(0), tid);
   cp_async_commit();
 #if PODCHECK_WGMMA
   if constexpr (WG) {  // the warp's Q fragments into registers; then stage 1 may overwrite the Q tile
@@ -935,13 +972,17 @@ __device__ __forceinline__ void prefill_item(const KParams& P, const SideDev& SD
     const int s = k & 1;
     // Stage s ^ 1 was last read in iteration k - 1, which ended with a barrier.
     if (k + 1 < n_tiles)
-      issue_kv_tile<D, TK, kThreads, KVT, WG>(SDv, src, kv_lo + (k + 1) * TK, kv_hi, stage_k(s ^ 1), stage_v(s ^ 1),
-                                             tid);
+      issue_kv_tile<D, TK, kThreads, KVT, WG16>(SDv, src, kv_lo + (k + 1) * TK, kv_hi, stage_k(s ^ 1), stage_v(s ^ 1),
+                                               tid);
     cp_async_commit();
     cp_async_wait<1>();  // this thread's copies of tile k are done
     const QT* Kt;
     const QT* Vt;
-    if constexpr (L::kConv) {
+    if constexpr (WG8) {
+      convert_kv_tile_swz<D, TK, QT, KVT>(stage_k(s), stage_v(s), kc8, vc8, tid, kThreads);
+      Kt = Kc;
+      Vt = Vc;
+    } else if constexpr (L::kConv) {
       convert_kv_tile<D, TK, QT, KVT>(stage_k(s), stage_v(s), Kc, Vc, tid, kThreads);
       Kt = Kc;
       Vt = Vc;
@@ -949,7 +990,8 @@ __device__ __forceinline__ void prefill_item(const KParams& P, const SideDev& SD
       Kt = reinterpret_cast<const QT*>(stage_k(s));
       Vt = reinterpret_cast<const QT*>(stage_v(s));
     }
-    if constexpr (WG) sm90::fence_async_smem();  // this thread's cp.async data visible to wgmma's operand reads
+    // this thread's cp.async data (WG16) or converted stores (WG8) visible to wgmma's operand reads
+    if constexpr (WG) sm90::fence_async_smem();
     __syncthreads();  // every thread's copies (and the Q tile) visible
     if (F && SDv.rope) {  // pairs (t, t + D/2) were copied by different threads: rotate after the barrier
       rope_k_tile<D, TK, QT>(const_cast<QT*>(Kt), SDv, kv_lo + k * TK, tid, kThreads);
@@ -957,7 +999,8 @@ __device__ __forceinline__ void prefill_item(const KParams& P, const SideDev& SD
     }
 #if PODCHECK_WGMMA
     if constexpr (WG) {  // every warp: wgmma is warpgroup-wide (rows past the request compute on zeros)
-      attend_tile_wg<D, TK, QT>(qf, smem_u32(stage_k(s)), smem_u32(stage_v(s)), kv_lo + k * TK, M, o, m, d, lane);
+      attend_tile_wg<D, TK, QT>(qf, smem_u32(WG8 ? kc8 : stage_k(s)), smem_u32(WG8 ? vc8 : stage_v(s)), kv_lo + k * TK,
+                                M, o, m, d, lane);
     } else
 #endif
     if (warp_active) attend_tile<D, TK, QT, F>(Qs + warp * 16 * SD, Kt, Vt, kv_lo + k * TK, M, o, m, d, lane);
@@ -1838,8 +1881,9 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   st.smem_bytes = (int)m.kern.smem;
   st.tile_q_prefill = m.ws_form >= 0 ? kWsRowsOf[m.ws_form] : kTileQ;
   st.tile_q_decode = kTileQDecode;
-  // the prefill's KV tile (decode warps use kTileKVDecode): the wgmma path's where the loaded image has it and the
-  // case takes it (16-bit KV, no feature, head_dim 64 / 128), else the mma.sync path's
+  // the prefill's KV tile (decode warps use kTileKVDecode): kPreKVWg on the wgmma path with 16-bit KV (where the
+  // loaded image has it and the case takes it: no feature, head_dim 64 / 128), else kPreKV (the mma.sync path's, and
+  // fp8 KV's on either path)
   const bool wg_path = wgmma_built && !fp8_kv && !uses_features(p.prefill) && !uses_features(p.decode) &&
                        p.head_dim <= 128;
   st.tile_kv = m.ws_form >= 0      ? PODCHECK_WS_TK
@@ -1952,7 +1996,7 @@ thread_local std::string g_last_error;
 
 extern "C" const pod_kernel_info* podcheck_kernel_info(void) {
   static const pod_kernel_info info{POD_ABI_VERSION, podcheck::kernels::kKernelName, podcheck::kernels::kKernelVersion,
-                                    "fused POD v3.9: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill, warp-specialised prefill-only launches (fused ones opt-in: PODCHECK_CUDA_WS=2 / 3), decode split over warps (page lookups a tile ahead, xor-swizzled tiles), cp.async pipelines (128-byte L2 prefetch), ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
+                                    "fused POD v3.10: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill (16-bit and fp8 KV), warp-specialised prefill-only launches (fused ones opt-in: PODCHECK_CUDA_WS=2 / 3), decode split over warps (page lookups a tile ahead, xor-swizzled tiles), cp.async pipelines (128-byte L2 prefetch), ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
   return &info;
 }
 

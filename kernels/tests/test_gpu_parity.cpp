@@ -437,6 +437,27 @@ TEST_CASE("warp-specialised prefill (sm_90a): prefill-only launches, causal and 
   }
 }
 
+TEST_CASE("fp8 KV prefill on wgmma (sm_90a, converted tiles): pages 1 and 16, causal and not, ragged, head_dim 64, "
+          "window, k / v scales, alone and beside decodes",
+          "[gpu][sanitize]") {
+  require_gpu();
+  // An sm_90 device runs these prefill items on the fused kernel's wgmma path from the converted tile (prefill_item's
+  // WG8: no RoPE / ALiBi / soft cap, head_dim 64 / 128; fp8 KV never takes pod_ws_kernel), with or without decodes;
+  // other devices on mma.sync. The verdict is the same either way.
+  const std::pair<DType, DType> dts[] = {{DType::bfloat16, DType::float8_e4m3fn}, {DType::float16, DType::float8_e5m2}};
+  for (const auto& [q, kv] : dts)
+    for (CaseSpec s : ws_prefill_specs("fp8wg-" + std::string(dtype_name(kv)))) {
+      s.dtype_q = q;
+      s.dtype_kv = kv;
+      s.prefill.k_scale = 0.5;
+      s.prefill.v_scale = 2.0;
+      check(s);
+      s.name += "+decode";
+      s.decode = decode({33, 250, 1, 700});
+      check(s);
+    }
+}
+
 TEST_CASE("warp-specialised fused launch (sm_90a): prefill beside decodes, pages 1 and 16, ragged, empty KV, split decodes",
           "[gpu][sanitize]") {
   require_gpu();
