@@ -20,7 +20,8 @@ struct BenchKernelOptions {
 // either set, or a canonical case id of a POD or BatchPOD case (both sides; the id is its name). Duplicates
 // are dropped. Throws UsageError naming the value and what is accepted; needs no GPU.
 std::vector<kernels::BenchMix> resolve_mixes(const std::vector<std::string>& values);
-// Prints the table; returns 1 when a kernel failed validation on a mix (it is then not timed), else 0.
+// Prints the table; returns 1 when a kernel failed validation on a mix (it is then not timed), or ours could not
+// run one, else 0 (a peer that does not support a mix is reported, not timed there, and not a failure).
 int run_bench_kernel(const BenchKernelOptions& options);
 
 }  // namespace podcheck::app

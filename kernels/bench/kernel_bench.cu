@@ -154,6 +154,7 @@ KernelTimes bench_one(Timed& k, const Case& c, std::vector<std::unique_ptr<Devic
       p.only_side = m;
       if (std::string why = k.prepare(p, int(s), m); !why.empty()) {
         t.failure = "not supported: " + why;
+        t.unsupported = true;
         return t;
       }
     }

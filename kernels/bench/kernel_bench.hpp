@@ -42,6 +42,7 @@ struct KernelTimes {
   double fused_ms = 0, prefill_ms = 0, decode_ms = 0;  // medians
   std::string scheduling;  // grid, items, splits (as the kernel reports them)
   std::string timeline;    // ours: describe_timeline of one more fused launch on the first input set
+  bool unsupported = false;  // not run: the kernel said it does not support the mix (its supports call)
 };
 
 struct BenchRow {
@@ -58,7 +59,7 @@ struct BenchReport {
   double copy_tbps = 0;    // device-to-device copy, bytes read + written
   double gemm_tflops = 0;  // cuBLAS bf16 GEMM 8192^3, fp32 accumulate, random inputs
   std::vector<BenchRow> rows;
-  bool all_validated() const;  // every kernel ran every mix
+  bool all_validated() const;  // ours ran every mix, and the peer every mix it supports
 };
 
 BenchReport run_kernel_bench(const BenchOptions& options);  // throws CudaError, std::runtime_error

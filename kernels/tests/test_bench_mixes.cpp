@@ -153,3 +153,23 @@ TEST_CASE("bench work: causal FLOPs by hand, bytes at each dtype's size, bound =
   CHECK(out.find("    0.250     2.00\n") != std::string::npos);
   CHECK(out.find("fus/bnd") != std::string::npos);
 }
+
+TEST_CASE("bench exit status: a peer that does not support a mix is reported, not a failure; ours must run every mix",
+          "[kernels][host][bench]") {
+  kernels::BenchReport r;
+  r.rows.resize(2);
+  for (auto& row : r.rows) row.ours.ran = true;
+  CHECK(r.all_validated());  // no peer: ours ran everything
+  r.peer_name = "flashinfer-port";
+  r.rows[0].peer.ran = true;
+  r.rows[1].peer.unsupported = true;  // e.g. A-e4m3: the port has no single prefill with fp8 KV
+  r.rows[1].peer.failure = "not supported: instantiation not compiled";
+  CHECK(r.all_validated());
+  r.rows[1].peer.unsupported = false;  // the peer ran and its outputs failed validation: not timed, a failure
+  r.rows[1].peer.failure = "fused launch: incorrect";
+  CHECK_FALSE(r.all_validated());
+  r.rows[1].peer.unsupported = true;
+  r.rows[0].ours.ran = false;  // ours not supported or failed: always a failure
+  r.rows[0].ours.unsupported = true;
+  CHECK_FALSE(r.all_validated());
+}
