@@ -97,7 +97,8 @@ std::string scheduling_of(const pod_run_stats& st) {
 class Timed {
  public:
   virtual ~Timed() = default;
-  virtual std::string prepare(const pod_problem& p, int set, int mode) = 0;  // "" or why not supported
+  // POD_OK, or the kernel's refusal (POD_NOT_SUPPORTED, POD_INVALID, ...) with its reason in `why`
+  virtual pod_status prepare(const pod_problem& p, int set, int mode, std::string& why) = 0;
   virtual void launch(int set, int mode, cudaStream_t stream) = 0;
   virtual pod_run_stats stats(int set, int mode) const = 0;
   virtual std::string timeline(int /*set*/, int /*mode*/, cudaStream_t /*stream*/) { return ""; }  // ours only
@@ -105,11 +106,14 @@ class Timed {
 
 class Ours : public Timed {
  public:
-  std::string prepare(const pod_problem& p, int set, int mode) override {
+  pod_status prepare(const pod_problem& p, int set, int mode, std::string& why) override {
     const pod_status st = podcheck_kernel_supports(&p);
-    if (st != POD_OK) return podcheck_kernel_last_error();
+    if (st != POD_OK) {
+      why = podcheck_kernel_last_error();
+      return st;
+    }
     prepared_[{set, mode}] = std::make_unique<PreparedPod>(p);
-    return "";
+    return POD_OK;
   }
   void launch(int set, int mode, cudaStream_t stream) override { prepared_.at({set, mode})->launch(stream); }
   pod_run_stats stats(int set, int mode) const override { return prepared_.at({set, mode})->stats(); }
@@ -124,11 +128,13 @@ class Ours : public Timed {
 class Peer : public Timed {
  public:
   explicit Peer(const KernelHandle& h) : vt_(h.vtable()) {}
-  std::string prepare(const pod_problem& p, int set, int mode) override {
+  pod_status prepare(const pod_problem& p, int set, int mode, std::string& why) override {
     pod_problem& q = problems_[{set, mode}];
     q = p;
     q.stats = &stats_[{set, mode}];
-    return vt_.supports(&q) == POD_OK ? "" : vt_.last_error();
+    const pod_status st = vt_.supports(&q);
+    if (st != POD_OK) why = vt_.last_error();
+    return st;
   }
   void launch(int set, int mode, cudaStream_t stream) override {
     const pod_status st = vt_.run(&problems_.at({set, mode}), stream);
@@ -152,9 +158,12 @@ KernelTimes bench_one(Timed& k, const Case& c, std::vector<std::unique_ptr<Devic
     for (int m : modes) {
       pod_problem p = sets[s]->problem();
       p.only_side = m;
-      if (std::string why = k.prepare(p, int(s), m); !why.empty()) {
-        t.failure = "not supported: " + why;
-        t.unsupported = true;
+      std::string why;
+      if (const pod_status st = k.prepare(p, int(s), m, why); st != POD_OK) {
+        // only a kernel that says it does not support the case is "unsupported"; any other refusal of a valid
+        // case (POD_INVALID, ...) is a failure
+        t.unsupported = st == POD_NOT_SUPPORTED;
+        t.failure = (t.unsupported ? "not supported: " : "refused (status " + std::to_string(int(st)) + "): ") + why;
         return t;
       }
     }
