@@ -1807,8 +1807,11 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   // With no prefill work, at most 2 CTAs per SM: the decode's throughput per SM barely grows with resident CTAs
   // (1 -> 2: 1.17x, notebook step 5), while every slot more makes a last wave of fewer items (mix B's decode alone:
   // 512 items, 0.280 ms on 264 slots, 0.323 on 396)
+  // (experiment knob: any count up to occupancy, the decode alone's 3 included; until 2026-12-05 the knob was capped
+  // at that 2, so it could not try 3, contrary to its documentation)
+  const int occupancy = per_sm;
   if (!p.prefill.present || p.prefill.num_requests == 0 || p.only_side == 2) per_sm = std::min(per_sm, 2);
-  if (const int cap = env_knob(kTuningKnobs[3], 1, per_sm, 1); cap > 0) per_sm = cap;  // experiment: fewer per SM
+  if (const int k = env_knob(kTuningKnobs[3], 1, occupancy, 1); k > 0) per_sm = k;
   PlanTuning tuning = tuning_from_env();
   if (m.ws_form >= 0) tuning.prefill_tile_rows = kWsRowsOf[m.ws_form];
   tuning.splits_within_one_wave = m.ws_form == kWsPrefillOnly;

@@ -162,7 +162,7 @@ TEST_CASE("bench exit status: a peer that does not support a mix is reported, no
   CHECK(r.all_validated());  // no peer: ours ran everything
   r.peer_name = "flashinfer-port";
   r.rows[0].peer.ran = true;
-  r.rows[1].peer.unsupported = true;  // e.g. A-e4m3: the port has no single prefill with fp8 KV
+  r.rows[1].peer.unsupported = true;  // e.g. a mix whose instantiation the port build lacks
   r.rows[1].peer.failure = "not supported: instantiation not compiled";
   CHECK(r.all_validated());
   r.rows[1].peer.unsupported = false;  // the peer ran and its outputs failed validation: not timed, a failure

@@ -328,6 +328,15 @@ TEST_CASE("residency at head_dim 128: 3 CTAs per SM with prefill work on sm_90 (
   REQUIRE(decode_only.run.status == RunStatus::ran);
   CHECK(decode_only.stats.grid_ctas == sms * 2);
   check_case(dec, s.name);
+  if (major == 9) {  // the experiment knob reaches occupancy (3 at head_dim 128 on sm_90), past the decode alone's
+                    // default of 2; until 2026-12-05 it was capped at that 2 and refused 3 (notebook step 17)
+    const ScopedEnv knob("PODCHECK_CUDA_CTAS_PER_SM", "3");
+    const RunOutcome three = run_case(KernelHandle::builtin(), dec, 0);
+    REQUIRE(three.run.status == RunStatus::ran);
+    CHECK(three.stats.grid_ctas == sms * 3);
+    s.name = "residency-decode-only-3";
+    check_case(dec, s.name);
+  }
 }
 
 TEST_CASE("the role-split knob PODCHECK_CUDA_PREFILL_CTAS is clamped per launch: launches of 1, 2 and 3 CTAs per SM "

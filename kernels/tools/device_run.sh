@@ -9,7 +9,7 @@
 # kernel's experiment knobs on SWEEP_MIXES (default "A B C"), one bench call each ($OUT/sweep_N.log)
 # port: build libpodcheck_flashinfer.so (kernels/ports/flashinfer, docs/PORTS.md) from FLASHINFER_DIR (default
 # ./.flashinfer, else ../.flashinfer; carry .flashinfer) into /tmp/build-fi (kept while the machine stays warm), then KERNEL_LIB and PEER point to it.
-# PORT_INSTANCES=bench builds only the benchmark's 7 instantiations (a peer for `bench`, not for sweeps).
+# PORT_INSTANCES=bench builds only the benchmark's 8 instantiations (a peer for `bench`, not for sweeps).
 # KERNEL_LIB=path.so: check-*, run-* and golden run that port (--kernel-lib) instead of podcheck-cuda;
 # PEER=path.so: bench also times that port (--peer); BENCH_MIXES="A-ps1 Sd" times those mixes, one call each. FULL_SHARDS="a/n b/n": check-full runs each shard in turn.
 # profiles: the cases check-* found incorrect, recorded again by id and replayed under flashinfer-pod and
@@ -198,11 +198,13 @@ for s in $STEPS; do
       PRE_A="prefill_bf16_h32kv8d128_ps16_nhd(qo_p=2048,kv_p=2048,causal,seed=0)"
       DEC1_A="decode_bf16_h32kv8d128_ps1_nhd(bs_d=128,kv_d=2048,seed=0)"  # A-ps1's decode: page size 1
       FUS_A="pod_bf16_h32kv8d128_ps16_nhd(qo_p=2048,kv_p=2048,causal,bs_d=128,kv_d=2048,seed=0)"  # mix A fused
-      # NCU_SIDES: which launches (default "dec pre"; dec1: the decode at page size 1; fus: mix A's fused launch);
+      DEC8_A="decode_bf16_e4m3_h32kv8d128_ps16_nhd(bs_d=128,kv_d=2048,seed=0)"  # A-e4m3's decode: fp8 e4m3 KV
+      # NCU_SIDES: which launches (default "dec pre"; dec1: the decode at page size 1; dec8: with fp8 e4m3 KV;
+      # fus: mix A's fused launch);
       # the prefill alone runs pod_ws_kernel on sm_90a
       for side in ${NCU_SIDES:-dec pre}; do
-        case $side in dec) c="$DEC_A";; dec1) c="$DEC1_A";; pre) c="$PRE_A";; fus) c="$FUS_A";;
-          *) echo "NCU_SIDES: '$side' is not dec, dec1, pre or fus" | tee -a "$OUT/summary.txt"; exit 2;; esac
+        case $side in dec) c="$DEC_A";; dec1) c="$DEC1_A";; dec8) c="$DEC8_A";; pre) c="$PRE_A";; fus) c="$FUS_A";;
+          *) echo "NCU_SIDES: '$side' is not dec, dec1, dec8, pre or fus" | tee -a "$OUT/summary.txt"; exit 2;; esac
         prof ${side}_ours "--kernel podcheck-cuda" "pod_fused|pod_ws" "$c"
         [ -n "${PEER:-}" ] && [ "${NCU_PEER:-1}" = 1 ] && prof ${side}_peer "--kernel-lib $PEER" "BatchPrefill|POD|Decode|SinglePrefill" "$c"
       done

@@ -131,14 +131,16 @@ set(PODCHECK_FI_INSTANCES
   batch_prefill:f16/f16:d128:none:w10:none:cap1
   batch_prefill:f16/f16:d128:none:w10:rope:cap0
   batch_prefill:f16/f16:d128:none:w10:rope:cap1
-  # the benchmark's prefill alone (single_prefill_with_kv_cache)
+  # the benchmark's prefill alone (single_prefill_with_kv_cache; fp8 KV for A-e4m3, which prefill.py accepts with
+  # k_scale / v_scale)
   single_prefill:bf16/bf16:d128:causal:w00:none:cap0
+  single_prefill:bf16/e4m3:d128:causal:w00:none:cap0
 )
 
 # The subset `podcheck bench kernel --peer` needs (kernels/bench/bench_mixes.hpp: bf16, head_dim 128, causal
 # prefill, no window; A-e4m3 with e4m3 KV): POD and BatchPOD fused, FlashInfer's prefill alone (single, batch)
-# and its tensor-core decode alone. (No single prefill with fp8 KV, so the bench does not time the peer on A-e4m3:
-# it times a peer on a mix only where all three launches are supported.) -DPODCHECK_FLASHINFER_INSTANCES=bench
+# and its tensor-core decode alone, for 16-bit and fp8 e4m3 KV. (Until 2026-12-05 the single prefill with fp8 KV
+# was missing, so the bench could not time the peer's prefill alone on A-e4m3.) -DPODCHECK_FLASHINFER_INSTANCES=bench
 # builds only these.
 set(PODCHECK_FI_BENCH_INSTANCES
   pod:bf16/bf16:d128:causal:w00:none:cap0
@@ -148,4 +150,5 @@ set(PODCHECK_FI_BENCH_INSTANCES
   batch_prefill:bf16/bf16:d128:causal:w00:none:cap0
   batch_prefill:bf16/bf16:d128:none:w00:none:cap0
   single_prefill:bf16/bf16:d128:causal:w00:none:cap0
+  single_prefill:bf16/e4m3:d128:causal:w00:none:cap0
 )
