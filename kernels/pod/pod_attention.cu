@@ -73,10 +73,17 @@
 //                   xor-swizzled in shared memory (PODCHECK_DEC_XS): v3.8's 272-byte rows put each 256-byte token
 //                   row's cp.async across three 128-byte segments and L2 served 1.5x the KV's sectors (24 per
 //                   warp copy, 16 needed). Decode alone 2 % faster on the H100; outputs bit for bit v3.8's.
-//   v3.10 (this file) notebook step 16: fp8 KV's prefill items on wgmma on sm_90a (PODCHECK_FP8_WG): the raw tile
+//   v3.10           notebook step 16: fp8 KV's prefill items on wgmma on sm_90a (PODCHECK_FP8_WG): the raw tile
 //                   converted (exactly) straight into wgmma's swizzled layout instead of the padded tile mma.sync
 //                   reads; same stages, tile size and shared memory. Mix A with e4m3 KV on the H200: prefill alone
 //                   0.230 -> 0.198 ms, fused 0.458 -> 0.417. The code paths of 16-bit KV are unchanged.
+//   v3.11 (this file) notebook step 17: fp8 KV's decode copies 16-byte chunks of 16 elements where pointers and
+//                   strides allow (v3.10: 8-byte chunks, twice the copy instructions per byte; PODCHECK_CUDA_FP8_WIDE=0
+//                   at run time), and an fp8 decode launched alone holds 3 CTAs per SM (16-bit: 2). Mix A-e4m3's
+//                   decode alone on the H200 (step 18, same call): 0.289 ms at 2 CTAs, 0.263 with 8-byte copies,
+//                   0.251. The same operations per tile; 16-bit KV's code paths are unchanged.
+//                   (PODCHECK_FP8_DEC=1 builds a measured-slower variant: one converted tile per warp and a third
+//                   raw stage.)
 #include "kernels/host/cuda_check.hpp"
 #include "kernels/pod/fast_div.hpp"
 #include "kernels/pod/pod_launch.hpp"
@@ -134,6 +141,9 @@ struct SideDev {
   // builds, separate or stacked K/V), so V's offset is K's.
   std::uint32_t k_sp, k_ss, v_sp, v_ss;
   int kv_same;
+  // fp8 KV whose base pointers and strides are all multiples of 16 bytes: the decode copies it in 16-byte chunks of
+  // 16 elements (PODCHECK_FP8_WIDE) instead of 8-byte ones
+  int kv_wide;
 };
 
 struct KParams {
@@ -326,6 +336,18 @@ __device__ __forceinline__ void ldsm_x4_trans(std::uint32_t* r, const void* p) {
 #define PODCHECK_FP8_WG 1
 #endif
 template <int D> constexpr int kDecStages = D == 64 ? 3 : 2;  // per-warp cp.async stages of the decode path
+// PODCHECK_FP8_DEC = 1 (notebook step 17, measured slower, not the default): fp8 KV's decode warps keep one converted
+// 16-bit tile, K's and then V's (converted over it once Q K^T has read K), and at head_dim 128 a third raw stage in
+// the room that frees. 0 (default): two raw stages, converted K and V tiles side by side (v3.10's layout).
+#ifndef PODCHECK_FP8_DEC
+#define PODCHECK_FP8_DEC 0
+#endif
+template <int D, class KVT>
+constexpr int kDecStagesOf = sizeof(KVT) == 1 && PODCHECK_FP8_DEC && D == 128 ? 3 : kDecStages<D>;
+template <class KVT> constexpr int kDecConvTiles = sizeof(KVT) == 1 ? (PODCHECK_FP8_DEC ? 1 : 2) : 0;
+// v3.11: the fp8 decode copies 16-byte chunks of 16 elements where the KV's pointers and strides allow it
+// (SideDev::kv_wide; every layout podcheck's generator builds), half the copy instructions of 8-byte chunks, and
+// through L2 only (cp.async.cg) as 16-bit KV's are; else, or with PODCHECK_CUDA_FP8_WIDE=0, 8-byte chunks (v3.10's).
 template <int D> constexpr int kPreKV = D == 64 ? 64 : 32;      // prefill KV tile, mma.sync path (tokens; smem)
 // the sm_90a wgmma prefill's KV tile: Q lives in registers there, so stage 1 overlays the Q tile (Smem::wg_bytes)
 template <int D> constexpr int kPreKVWg = 64;
@@ -342,17 +364,17 @@ template <int D, class KVT> struct Smem {
   static constexpr int pre_q = tile16_bytes<D>(kTileQ);
   static constexpr int pre_bytes =
       pre_q + 2 * stage_bytes<D, KVT>(kPreKV<D>) + (kConv ? 2 * tile16_bytes<D>(kPreKV<D>) : 0);
-  // decode: Q [16][SD] | per warp: kDecStages<D> stages | (fp8) converted K, V; the warp's merge scratch
-  // (fp32 O [16][SD], m[16], d[16]) overlays its own region once its pipeline is drained.
+  // decode: Q [16][SD] | per warp: kDecStagesOf<D, KVT> stages | (fp8) the converted tile(s); the warp's merge
+  // scratch (fp32 O [16][SD], m[16], d[16]) overlays its own region once its pipeline is drained.
   static constexpr int dec_q = tile16_bytes<D>(kTileQDecode);
   // (the warp-specialised fused kernel's decode warpgroups choose their own ring depth: dec_warp_of, dec_bytes_of)
   static constexpr int dec_warp_of(int ns) {
-    return ns * stage_bytes<D, KVT>(kTileKVDecode) + (kConv ? 2 * tile16_bytes<D>(kTileKVDecode) : 0);
+    return ns * stage_bytes<D, KVT>(kTileKVDecode) + kDecConvTiles<KVT> * tile16_bytes<D>(kTileKVDecode);
   }
   static constexpr int dec_bytes_of(int ns) { return dec_q + kWarps * dec_warp_of(ns); }
-  static constexpr int dec_warp = dec_warp_of(kDecStages<D>);
+  static constexpr int dec_warp = dec_warp_of(kDecStagesOf<D, KVT>);
   static constexpr int dec_scratch = kTileQDecode * SD * 4 + 2 * kTileQDecode * 4;
-  static constexpr int dec_bytes = dec_bytes_of(kDecStages<D>);
+  static constexpr int dec_bytes = dec_bytes_of(kDecStagesOf<D, KVT>);
   // prefill on the sm_90a path (16-bit KV, head_dim 64 / 128): 2 stages of K, V as [TK][64]-element blocks with
   // the 128-byte swizzle (no padding; every block 1024-byte aligned), laid out [stage 1 | stage 0]: the Q tile
   // (padded, as above) is written at offset 0, read once into the warps' registers, and then stage 1 (at least as
@@ -399,12 +421,14 @@ __device__ __forceinline__ KvSrc kv_src(const SideDev& SDv, int page_base, int k
 // (j & ~7) | ((j ^ r) & 7) (attend_tile reads them so). kd / vd point at the thread's row0 and its chunk's 128-byte
 // group, `xo` is its chunk's position in the group (bytes) for row0; row0 + i RPP differs from row0 in the bits of
 // i RPP alone (row0 < RPP, a power of 2), so each row's position is xo ^ ((i RPP) & 7) * 16, a constant per row.
-template <int D, int NTOK, int NTHR, class KVT, bool SAME, int ROWB, bool PV = false, bool XS = false>
+// CE: elements per chunk, 8 (16 bytes of 16-bit KV, 8 of fp8) or 16 (fp8 only: 16 bytes, the decode's wide copies).
+template <int D, int NTOK, int NTHR, class KVT, bool SAME, int ROWB, bool PV = false, bool XS = false, int CE = 8>
 __device__ __forceinline__ void issue_kv_rows(const SideDev& SDv, const KvSrc& src, int t0, int kv_hi,
                                               std::uint32_t kd, std::uint32_t vd, int row0, int col,
                                               std::uint32_t pv = 0, std::uint32_t xo = 0) {
   static_assert(!PV || (NTHR == 32 && NTOK <= 16), "a page vector: one warp, at most 16 rows");
-  constexpr int CPR = D / 8;
+  static_assert(CE == 8 || (CE == 16 && sizeof(KVT) == 1), "16-element chunks: fp8 only");
+  constexpr int CPR = D / CE;
   constexpr int RPP = NTHR / CPR;  // rows per pass of all NTHR threads
   constexpr int E = sizeof(KVT);   // ROWB: bytes from one stage row to the next
   const unsigned char* kb = src.k + col * E;
@@ -428,7 +452,7 @@ __device__ __forceinline__ void issue_kv_rows(const SideDev& SDv, const KvSrc& s
       const std::uint32_t x = xo ^ std::uint32_t(((i * RPP) & 7) * 16);
       cp_async16(kd + i * RPP * ROWB + x, ks, ok);
       cp_async16(vd + i * RPP * ROWB + x, vs, ok);
-    } else if constexpr (E == 2) {
+    } else if constexpr (E == 2 || CE == 16) {
       cp_async16(kd + i * RPP * ROWB, ks, ok);
       cp_async16(vd + i * RPP * ROWB, vs, ok);
     } else {
@@ -440,19 +464,20 @@ __device__ __forceinline__ void issue_kv_rows(const SideDev& SDv, const KvSrc& s
 // SWZ: the sm_90a prefill's layout, [NTOK][64]-element blocks with the 128-byte swizzle (16-bit KV): a thread's
 // rows step by RPP, a multiple of 8, so its chunk's swizzled position is the same in every row it copies.
 // XS: the decode's unpadded, xor-swizzled 16-bit tiles (issue_kv_rows); the stage must be 128-byte aligned.
-template <int D, int NTOK, int NTHR, class KVT, bool SWZ = false, bool PV = false, bool XS = false>
+template <int D, int NTOK, int NTHR, class KVT, bool SWZ = false, bool PV = false, bool XS = false, int CE = 8>
 __device__ __forceinline__ void issue_kv_tile(const SideDev& SDv, const KvSrc& src, int t0, int kv_hi,
                                               unsigned char* kdst, unsigned char* vdst, int idx,
                                               std::uint32_t pv = 0) {
-  constexpr int CPR = D / 8;            // 8-element chunks per token row
+  constexpr int CPR = D / CE;           // CE-element chunks per token row
   static_assert(NTHR % CPR == 0, "a thread keeps one column");
   static_assert(NTOK % (NTHR / CPR) == 0, "whole passes");
   constexpr int SD = D + 8;
   constexpr int E = sizeof(KVT);
   static_assert(!SWZ || (E == 2 && (NTHR / CPR) % 8 == 0), "swizzled rows: 16-bit KV, passes of 8 rows");
   static_assert(!(SWZ && XS), "one layout");
+  static_assert(CE == 8 || (!SWZ && !XS), "16-element chunks: fp8's dense rows");
   constexpr int ROWB = SWZ ? 128 : XS ? D * 2 : E == 2 ? SD * 2 : D;
-  const int row0 = idx / CPR, chunk = idx % CPR, col = chunk * 8;
+  const int row0 = idx / CPR, chunk = idx % CPR, col = chunk * CE;
   const std::uint32_t off = SWZ  ? (chunk / 8) * NTOK * 128 + sm90::swz128(row0, chunk % 8)
                             : XS ? row0 * ROWB + (chunk / 8) * 128
                                  : row0 * ROWB + col * E;
@@ -460,8 +485,8 @@ __device__ __forceinline__ void issue_kv_tile(const SideDev& SDv, const KvSrc& s
   const std::uint32_t kd = smem_u32(kdst) + off;
   const std::uint32_t vd = smem_u32(vdst) + off;
   if (SDv.kv_same)
-    issue_kv_rows<D, NTOK, NTHR, KVT, true, ROWB, PV, XS>(SDv, src, t0, kv_hi, kd, vd, row0, col, pv, xo);
-  else issue_kv_rows<D, NTOK, NTHR, KVT, false, ROWB, PV, XS>(SDv, src, t0, kv_hi, kd, vd, row0, col, pv, xo);
+    issue_kv_rows<D, NTOK, NTHR, KVT, true, ROWB, PV, XS, CE>(SDv, src, t0, kv_hi, kd, vd, row0, col, pv, xo);
+  else issue_kv_rows<D, NTOK, NTHR, KVT, false, ROWB, PV, XS, CE>(SDv, src, t0, kv_hi, kd, vd, row0, col, pv, xo);
 }
 // The decode's page vector of the warp tile at t0 (decode_item): lane j looks up the page of token t0 + (j & 15)
 // (tokens past kv_hi: t0's, which exists when t0 < kv_hi). Issued one tile before the copies that use it, so the
@@ -481,16 +506,33 @@ __device__ __forceinline__ std::uint32_t decode_pages(const SideDev& SDv, const 
 }
 
 // fp8 only: converts the chunks this thread copied (same mapping as issue_kv_tile) to the padded 16-bit tiles.
-template <int D, int NTOK, class QT, class KVT>
+// CE: elements per chunk (issue_kv_tile's; 16: the decode's wide fp8 copies).
+template <int D, int NTOK, class QT, class KVT, int CE = 8>
 __device__ __forceinline__ void convert_kv_tile(const unsigned char* kraw, const unsigned char* vraw, QT* kt, QT* vt,
                                                 int idx, int nthr) {
-  constexpr int CPR = D / 8;
+  constexpr int CPR = D / CE;
   constexpr int SD = D + 8;
   using KL = KvLoad<QT, KVT>;
   for (int c = idx; c < NTOK * CPR; c += nthr) {
-    const int row = c / CPR, col = (c % CPR) * 8;
-    *reinterpret_cast<uint4*>(kt + row * SD + col) = KL::load8(kraw, row * D + col);
-    *reinterpret_cast<uint4*>(vt + row * SD + col) = KL::load8(vraw, row * D + col);
+    const int row = c / CPR, col = (c % CPR) * CE;
+#pragma unroll
+    for (int h = 0; h < CE; h += 8) {
+      *reinterpret_cast<uint4*>(kt + row * SD + col + h) = KL::load8(kraw, row * D + col + h);
+      *reinterpret_cast<uint4*>(vt + row * SD + col + h) = KL::load8(vraw, row * D + col + h);
+    }
+  }
+}
+// The same for one of K or V (the decode's single converted tile, PODCHECK_FP8_DEC), in CE-element chunks
+// (issue_kv_tile's CE: the chunks this thread copied).
+template <int D, int NTOK, class QT, class KVT, int CE = 8>
+__device__ __forceinline__ void convert_tile(const unsigned char* raw, QT* t, int idx, int nthr) {
+  constexpr int CPR = D / CE;
+  constexpr int SD = D + 8;
+  for (int c = idx; c < NTOK * CPR; c += nthr) {
+    const int row = c / CPR, col = (c % CPR) * CE;
+#pragma unroll
+    for (int h = 0; h < CE; h += 8)
+      *reinterpret_cast<uint4*>(t + row * SD + col + h) = KvLoad<QT, KVT>::load8(raw, row * D + col + h);
   }
 }
 
@@ -688,9 +730,14 @@ __device__ __forceinline__ void row_sums(float (&d)[4], const std::uint32_t (&pa
 // whole sums): the weights PV uses, summed in fp32 by the tensor core. XS: Kt, Vt in the decode's unpadded
 // xor-swizzled layout (issue_kv_rows); every ldmatrix row address below has row & 7 == lane & 7, so a chunk's
 // stored position is the chunk xor (lane & 7).
-template <int D, int NTOK, class QT, bool F, bool XS = false>
+// mid: called between the softmax and P V (the fp8 decode converts V there, over the K that Q K^T has read).
+struct NoMid {
+  __device__ __forceinline__ void operator()() const {}
+};
+template <int D, int NTOK, class QT, bool F, bool XS = false, class Mid = NoMid>
 __device__ __forceinline__ void attend_tile(const QT* Qw, const QT* Kt, const QT* Vt, int t0, const RowMask& M,
-                                            float (&o)[D / 8][4], float (&m)[2], float (&d)[4], int lane) {
+                                            float (&o)[D / 8][4], float (&m)[2], float (&d)[4], int lane,
+                                            Mid mid = {}) {
   constexpr int SD = D + 8;
   constexpr int KP = XS ? D : SD;  // K / V tile row pitch (elements)
   const int xl = XS ? (lane & 7) : 0;
@@ -714,6 +761,7 @@ __device__ __forceinline__ void attend_tile(const QT* Qw, const QT* Kt, const QT
   float alpha[2];
   std::uint32_t pa[NTOK / 16][4];  // P as A fragments, one per 16-token k-step
   if (softmax_tile<NTOK, QT, F>(s, t0, M, m, alpha, pa, lane)) rescale<D>(o, d, alpha);
+  mid();
 #pragma unroll
   for (int kk = 0; kk < NTOK / 16; ++kk) {
 #pragma unroll
@@ -1038,7 +1086,7 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
   using L = Smem<D, KVT>;
   constexpr int SD = D + 8;
   constexpr int NT_D = D / 8;
-  constexpr int NS = STAGES > 0 ? STAGES : kDecStages<D>;
+  constexpr int NS = STAGES > 0 ? STAGES : kDecStagesOf<D, KVT>;
   constexpr int WB = L::dec_warp_of(NS);  // one warp's region
   constexpr int T = kTileKVDecode;
   const int warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
@@ -1047,8 +1095,8 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
 
   QT* Qs = reinterpret_cast<QT*>(smem);
   unsigned char* wbase = smem + L::dec_q + warp * WB;
-  QT* Kc = reinterpret_cast<QT*>(wbase + NS * L::stage(T));  // fp8: converted tiles
-  QT* Vc = Kc + T * SD;
+  QT* Kc = reinterpret_cast<QT*>(wbase + NS * L::stage(T));  // fp8: converted tile(s)
+  QT* Vc = kDecConvTiles<KVT> == 2 ? Kc + T * SD : Kc;
   auto stage_k = [&](int s) { return wbase + s * L::stage(T); };
   auto stage_v = [&](int s) { return wbase + s * L::stage(T) + (L::kConv ? T * D : L::tile16(T)); };
 
@@ -1073,10 +1121,27 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
   static_assert(!XS || (L::dec_q % 128 == 0 && WB % 128 == 0 && L::stage(T) % 128 == 0 && L::tile16(T) % 128 == 0),
                 "XS: every warp's stage rows start on 128-byte boundaries (the region itself is 128-byte aligned)");
   std::uint32_t pv = PV && nt > 0 ? decode_pages(SDv, src, tile_start(0), kv_hi, lane) : 0u;
+  // fp8 in 16-element chunks where the KV allows (warp-uniform): the copies and the conversion share the mapping
+  constexpr bool WIDE_OK = L::kConv;
+  const bool wide = WIDE_OK && SDv.kv_wide;
   auto issue = [&](int k) {
-    issue_kv_tile<D, T, 32, KVT, false, PV, XS>(SDv, src, tile_start(k), kv_hi, stage_k(k % NS), stage_v(k % NS), lane,
-                                            pv);
+    bool done = false;
+    if constexpr (WIDE_OK)
+      if (wide) {
+        issue_kv_tile<D, T, 32, KVT, false, PV, false, 16>(SDv, src, tile_start(k), kv_hi, stage_k(k % NS),
+                                                           stage_v(k % NS), lane, pv);
+        done = true;
+      }
+    if (!done)
+      issue_kv_tile<D, T, 32, KVT, false, PV, XS>(SDv, src, tile_start(k), kv_hi, stage_k(k % NS), stage_v(k % NS),
+                                                  lane, pv);
     if (PV && k + 1 < nt) pv = decode_pages(SDv, src, tile_start(k + 1), kv_hi, lane);
+  };
+  auto convert = [&](const unsigned char* raw) {  // the single converted tile (PODCHECK_FP8_DEC)
+    if constexpr (WIDE_OK) {
+      if (wide) convert_tile<D, T, QT, KVT, 16>(raw, Kc, lane, 32);
+      else convert_tile<D, T, QT, KVT>(raw, Kc, lane, 32);
+    }
   };
   // Prologue: NS - 1 tiles in flight (one commit group per tile slot, empty groups past the end).
 #pragma unroll
@@ -1094,20 +1159,34 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
     const int s = k % NS;
     const QT* Kt;
     const QT* Vt;
+    if constexpr (L::kConv && kDecConvTiles<KVT> == 1) {
+      convert(stage_k(s));
+    } else if constexpr (L::kConv) {
+      if (wide) convert_kv_tile<D, T, QT, KVT, 16>(stage_k(s), stage_v(s), Kc, Vc, lane, 32);
+      else convert_kv_tile<D, T, QT, KVT>(stage_k(s), stage_v(s), Kc, Vc, lane, 32);
+    }
     if constexpr (L::kConv) {
-      convert_kv_tile<D, T, QT, KVT>(stage_k(s), stage_v(s), Kc, Vc, lane, 32);
       Kt = Kc;
       Vt = Vc;
     } else {
       Kt = reinterpret_cast<const QT*>(stage_k(s));
       Vt = reinterpret_cast<const QT*>(stage_v(s));
     }
-    __syncwarp();  // all lanes' copies of tile k visible to the warp
+    __syncwarp();  // all lanes' copies (converted stores) of tile k visible to the warp
     if (F && SDv.rope) {
       rope_k_tile<D, T, QT>(const_cast<QT*>(Kt), SDv, tile_start(k), lane, 32);
       __syncwarp();
     }
-    attend_tile<D, T, QT, F, XS>(Qs, Kt, Vt, tile_start(k), M, o, m, d, lane);
+    if constexpr (L::kConv && kDecConvTiles<KVT> == 1) {
+      // V converted over K: every lane's Q K^T fragments are in registers (ldmatrix) before the warp meets
+      attend_tile<D, T, QT, F, XS>(Qs, Kt, Vt, tile_start(k), M, o, m, d, lane, [&] {
+        __syncwarp();
+        convert(stage_v(s));
+        __syncwarp();
+      });
+    } else {
+      attend_tile<D, T, QT, F, XS>(Qs, Kt, Vt, tile_start(k), M, o, m, d, lane);
+    }
   }
   cp_async_wait<0>();
   __syncwarp();  // the warp's stages are free: its merge scratch overlays them
@@ -1787,6 +1866,7 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   const bool decode_runs = p.decode.present && p.only_side != 1 && side_has_rows(p.decode);
   const bool prefill_runs = p.prefill.present && p.only_side != 2 && side_has_rows(p.prefill);
   const int ws_knob = env_knob(kWsKnob, 0, 3, 1);
+  const bool fp8_wide = env_knob(kTuningKnobs[6], 0, 1, 1) != 0;  // unset (-1): on
   // knob 2 / 3: form kWsCoResident / kWsSplitSms
   if (wgmma_built && m.kern.ws[kWsPrefillOnly] && prefill_runs && !fp8_kv && !uses_features(p.prefill) &&
       !(decode_runs && uses_features(p.decode)))
@@ -1804,13 +1884,15 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, m.kern.fused, m.threads, m.kern.smem));
   if (per_sm < 1) throw CudaError(std::string(m.ws_form >= 0 ? "pod_ws_kernel" : "pod_fused_kernel") +
                                   " cannot be resident (occupancy 0)");
-  // With no prefill work, at most 2 CTAs per SM: the decode's throughput per SM barely grows with resident CTAs
-  // (1 -> 2: 1.17x, notebook step 5), while every slot more makes a last wave of fewer items (mix B's decode alone:
-  // 512 items, 0.280 ms on 264 slots, 0.323 on 396)
+  // With no prefill work, at most 2 CTAs per SM for 16-bit KV: the decode's throughput per SM barely grows with
+  // resident CTAs (1 -> 2: 1.17x, notebook step 5), while every slot more makes a last wave of fewer items (mix B's
+  // decode alone: 512 items, 0.280 ms on 264 slots, 0.323 on 396)
   // (experiment knob: any count up to occupancy, the decode alone's 3 included; until 2026-12-05 the knob was capped
-  // at that 2, so it could not try 3, contrary to its documentation)
+  // at that 2, so it could not try 3)
   const int occupancy = per_sm;
-  if (!p.prefill.present || p.prefill.num_requests == 0 || p.only_side == 2) per_sm = std::min(per_sm, 2);
+  // fp8 KV's decode alone: 3 where they fit (head_dim 64 / 128; notebook steps 17-18: mix A-e4m3's decode alone
+  // 0.289 -> 0.251 ms on the H200), its warps being bound by their own copy-convert-attend chain rather than by bytes
+  if (!p.prefill.present || p.prefill.num_requests == 0 || p.only_side == 2) per_sm = std::min(per_sm, fp8_kv ? 3 : 2);
   if (const int k = env_knob(kTuningKnobs[3], 1, occupancy, 1); k > 0) per_sm = k;
   PlanTuning tuning = tuning_from_env();
   if (m.ws_form >= 0) tuning.prefill_tile_rows = kWsRowsOf[m.ws_form];
@@ -1862,6 +1944,12 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
     sd.v_sp = std::uint32_t(kv.v_stride_page);
     sd.v_ss = std::uint32_t(kv.v_stride_slot);
     sd.kv_same = kv.k_stride_page == kv.v_stride_page && kv.k_stride_slot == kv.v_stride_slot;
+    {
+      const auto a16 = [](std::int64_t x) { return x % 16 == 0; };
+      sd.kv_wide = fp8_kv && fp8_wide && reinterpret_cast<std::uintptr_t>(kv.k) % 16 == 0 &&
+                   reinterpret_cast<std::uintptr_t>(kv.v) % 16 == 0 && a16(kv.k_stride_page) && a16(kv.k_stride_slot) &&
+                   a16(kv.k_stride_head) && a16(kv.v_stride_page) && a16(kv.v_stride_slot) && a16(kv.v_stride_head);
+    }
     sd.alibi = sides[si]->pos_encoding == POD_POS_ALIBI;
     sd.rope = sides[si]->pos_encoding == POD_POS_ROPE_LLAMA;
     if (sd.rope) {
@@ -1999,7 +2087,7 @@ thread_local std::string g_last_error;
 
 extern "C" const pod_kernel_info* podcheck_kernel_info(void) {
   static const pod_kernel_info info{POD_ABI_VERSION, podcheck::kernels::kKernelName, podcheck::kernels::kKernelVersion,
-                                    "fused POD v3.10: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill (16-bit and fp8 KV), warp-specialised prefill-only launches (fused ones opt-in: PODCHECK_CUDA_WS=2 / 3), decode split over warps (page lookups a tile ahead, xor-swizzled tiles), cp.async pipelines (128-byte L2 prefetch), ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
+                                    "fused POD v3.11: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill (16-bit and fp8 KV), fp8 decode in 16-byte copies, warp-specialised prefill-only launches (fused ones opt-in: PODCHECK_CUDA_WS=2 / 3), decode split over warps (page lookups a tile ahead, xor-swizzled tiles), cp.async pipelines (128-byte L2 prefetch), ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
   return &info;
 }
 

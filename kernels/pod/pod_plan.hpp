@@ -70,9 +70,12 @@ struct ItemSpan {
 // by the bench.
 // PODCHECK_CUDA_WS (0-3): which launches take the warp-specialised kernel, and in which form (docs/KERNEL.md);
 // PODCHECK_CUDA_PREFILL_SMS: of a fused warp-specialised launch with SMs split by side, the prefill's SMs.
-inline constexpr const char* kTuningKnobs[6] = {"PODCHECK_CUDA_PREFILL_CTAS", "PODCHECK_CUDA_PREFILL_CHUNK",
+// PODCHECK_CUDA_FP8_WIDE (0 / 1, default 1): the fp8 decode's 16-byte copies where the KV allows them (v3.11); 0: the
+// 8-byte copies every fp8 layout can take (v3.10's), for same-call comparisons and to test that path.
+inline constexpr const char* kTuningKnobs[7] = {"PODCHECK_CUDA_PREFILL_CTAS", "PODCHECK_CUDA_PREFILL_CHUNK",
                                                 "PODCHECK_CUDA_DECODE_CHUNK", "PODCHECK_CUDA_CTAS_PER_SM",
-                                                "PODCHECK_CUDA_WS",           "PODCHECK_CUDA_PREFILL_SMS"};
+                                                "PODCHECK_CUDA_WS",           "PODCHECK_CUDA_PREFILL_SMS",
+                                                "PODCHECK_CUDA_FP8_WIDE"};
 struct PlanTuning {
   int prefill_ctas_per_sm = -1;  // -1: proportional to each side's work; else 0 .. ctas_per_sm
   int chunk_tokens[2] = {-1, -1};  // per side: -1 the planner's choice (or kv_chunk_tokens); 0 no split; > 0 tokens

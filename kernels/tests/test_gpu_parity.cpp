@@ -203,6 +203,44 @@ TEST_CASE("fp8 e4m3 and e5m2 KV with q/k/v scales both 16-bit query dtypes", "[g
     }
 }
 
+TEST_CASE("fp8 decode: 16-byte and 8-byte copies, 3 CTAs per SM alone, head dims 64/128/256, pages 1 and 16, HND",
+          "[gpu]") {
+  require_gpu();
+  // v3.11 (notebook step 17): the decode copies fp8 KV in 16-byte chunks where pointers and strides allow (every
+  // layout the generator builds); PODCHECK_CUDA_FP8_WIDE=0 takes the 8-byte copies any fp8 layout can, which
+  // otherwise only unusual strides reach. Launched alone at head_dim 128 on sm_90 it holds 3 CTAs per SM (16-bit: 2).
+  {
+    CaseSpec s = bf16_h32kv8("fp8dec-residency");
+    s.dtype_kv = DType::float8_e4m3fn;
+    s.decode = decode({300, 700, 1024});
+    const Case dec = test::build_case(s);
+    const RunOutcome r = run_case(KernelHandle::builtin(), dec, 0);
+    REQUIRE(r.run.status == RunStatus::ran);
+    CHECK(r.stats.grid_ctas == sm_count() * (cc_major() == 9 ? 3 : 2));
+    check_case(dec, s.name);
+  }
+  for (const char* wide : {"1", "0"}) {
+    const ScopedEnv knob("PODCHECK_CUDA_FP8_WIDE", wide);
+    for (int D : {64, 128, 256})
+      for (int ps : {1, 16}) {
+        CaseSpec s;
+        s.name = std::string("fp8dec-wide") + wide + "-d" + std::to_string(D) + "-ps" + std::to_string(ps);
+        s.dtype_q = D == 128 ? DType::bfloat16 : DType::float16;
+        s.dtype_kv = D == 256 ? DType::float8_e5m2 : DType::float8_e4m3fn;
+        s.head_dim = D;
+        s.page_size = ps;
+        s.layout = ps == 1 ? Layout::NHD : Layout::HND;
+        s.decode = decode({1, 15, 16, 17, 250, 700});
+        s.decode.k_scale = 0.5;
+        s.decode.v_scale = 2.0;
+        check(s);  // decode alone
+        s.name += "+prefill";
+        s.prefill = dense_prefill(40, 100);
+        check(s);  // beside a prefill (fused: 3 CTAs per SM at head_dim 128)
+      }
+  }
+}
+
 TEST_CASE("split-KV partial states merged by LSE - natural-log LSE", "[gpu][sanitize]") {
   require_gpu();
   CaseSpec s;
@@ -329,7 +367,7 @@ TEST_CASE("residency at head_dim 128: 3 CTAs per SM with prefill work on sm_90 (
   CHECK(decode_only.stats.grid_ctas == sms * 2);
   check_case(dec, s.name);
   if (major == 9) {  // the experiment knob reaches occupancy (3 at head_dim 128 on sm_90), past the decode alone's
-                    // default of 2; until 2026-12-05 it was capped at that 2 and refused 3 (notebook step 17)
+                    // default of 2; v3.10 capped the knob at that 2 and refused 3 (notebook step 17)
     const ScopedEnv knob("PODCHECK_CUDA_CTAS_PER_SM", "3");
     const RunOutcome three = run_case(KernelHandle::builtin(), dec, 0);
     REQUIRE(three.run.status == RunStatus::ran);
