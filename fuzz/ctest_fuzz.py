@@ -163,6 +163,10 @@ def planted(argv):
     answers = re.findall(r"worker \d+ answers '(.)' for its sanitizer report", out)
     if kind == "fault" and (not answers or answers[0] != "p"):
         return fail(f"the worker did not answer ours for the planted fault (answers {answers})")
+    # the answer names the frame it was decided by (what a CI digest keeps of a misreport): here one of ours
+    if kind == "fault" and not re.search(r"answers 'p' for its sanitizer report \(.*\); deciding frame \(ours\): #\d+ 0x",
+                                         out):
+        return fail("the worker's answer does not name its deciding frame as one of ours")
     if not any(f.startswith(("crash-", "leak-")) for f in found):
         return fail(f"no crash artifact written (artifacts: {found})")
     print(f"ctest_fuzz: ok: the planted {kind} failed the run (status {rc}), artifact {found}")
@@ -206,6 +210,9 @@ def isolated(argv):
     answers = re.findall(r"worker \d+ answers '(.)' for its sanitizer report", out)
     if (strdup or (nosym and not overrule)) and set(answers) != {"h"}:
         return fail(f"a worker answered ours for libhdf5's strdup overflow (answers {answers})")
+    if (strdup or (nosym and not overrule)) and not re.search(
+            r"answers 'h' for its sanitizer report \(.*\); deciding frame \(libhdf5 or its filters\): #\d+ 0x", out):
+        return fail("a worker's answer does not name its deciding frame as libhdf5's")
     overruled = re.findall(r"(\d+) crashes of ours overruled", out)
     if overrule and (not overruled or int(overruled[-1]) < 1):
         return fail("the misreporting worker's answer was not overruled by a fresh worker")

@@ -589,7 +589,9 @@ class CodeMap {
 // interceptor ("in strdup (EXE+0x...)" when symbolized: a trace-reader campaign stopped on a libhdf5 heap
 // overflow whose first frame read so) is the runtime by place. fuzz/long_run.py's triage applies the same rule
 // to symbolized artifacts by name and source line.
-inline char report_origin(const char* text, std::size_t n) {
+// `decided`, where given, receives the frame line that decided ('h' or 'p'; empty for 0) and `kind` its place.
+inline char report_origin(const char* text, std::size_t n, std::string_view* decided = nullptr,
+                          const char** kind = nullptr) {
   const std::string_view all(text, n);
   std::size_t at = all.find("ERROR:");
   if (at == std::string_view::npos) at = all.find("runtime error:");
@@ -612,12 +614,14 @@ inline char report_origin(const char* text, std::size_t n) {
       pc = pc * 16 + static_cast<std::uintptr_t>(std::isdigit(static_cast<unsigned char>(line[k]))
                                                      ? line[k] - '0' : (line[k] | 0x20) - 'a' + 10);
     if (k == hex + 3) continue;
-    switch (map.classify(pc)) {
-      case CodeMap::Kind::runtime:
-      case CodeMap::Kind::system: continue;
-      case CodeMap::Kind::library: return 'h';
-      default: return 'p';
-    }
+    const CodeMap::Kind place = map.classify(pc);
+    if (place == CodeMap::Kind::runtime || place == CodeMap::Kind::system) continue;
+    if (decided) *decided = line.substr(lead);
+    if (kind)
+      *kind = place == CodeMap::Kind::library ? "libhdf5 or its filters"
+              : place == CodeMap::Kind::ours  ? "ours"
+                                              : "other: another library, no module, or no function of the executable";
+    return place == CodeMap::Kind::library ? 'h' : 'p';
   }
   return 0;
 }
@@ -636,14 +640,18 @@ inline void worker_sanitizer_death() {
     n = k > 0 ? static_cast<std::size_t>(k) : 0;
     (void)!::write(2, text, n);
   }
-  char origin = report_origin(text, n);
+  std::string_view decided;
+  const char* kind = "none in the report: the unwinder's stack decided";
+  char origin = report_origin(text, n, &decided, &kind);
   if (origin == 0) origin = isolation::libhdf5_on_stack() ? 'h' : 'p';
   if (g_worker_misreports) origin = 'p';  // the harness's self-test of a worker that answers wrongly
-  {  // what this worker answers, and from what (the parent's verdict on the input follows from it)
-    char line[160];
+  {  // what this worker answers, and from what (the parent's verdict on the input follows from it); the deciding
+     // frame is on the same line, so that a digest of the run's output that keeps this line keeps why
+    char line[512];
     const int k = std::snprintf(line, sizeof line, "podcheck-fuzz: worker %d answers '%c' for its sanitizer report "
-                                "(%zu bytes read back from its report file)\n", static_cast<int>(::getpid()),
-                                origin, n);
+                                "(%zu bytes read back from its report file); deciding frame (%s): %.*s\n",
+                                static_cast<int>(::getpid()), origin, n, kind,
+                                static_cast<int>(std::min<std::size_t>(decided.size(), 300)), decided.data());
     if (k > 0) (void)!::write(2, line, static_cast<std::size_t>(std::min<int>(k, sizeof line - 1)));
   }
   const char payload[2] = {origin, 0};
