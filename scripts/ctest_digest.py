@@ -6,9 +6,9 @@ usage: scripts/ctest_digest.py BUILD_DIR
 CI keeps only the tail of a run's output, and ctest's own tail is its summary, which names a failed test but
 not the reason (a fuzz run's reason is one line among thousands). This prints, per failed test in
 BUILD_DIR/Testing/Temporary/LastTest.log, the lines that carry a verdict or a sanitizer's summary (at most
-MAX_LINES, the last ones) and the output's final lines; then, for a sanitizer report, where it was: the first
-report's first FRAMES frames, and each fuzz worker's answer with the frame that decided it (fuzz/fuzz_common.hpp),
-so that a CI failure on a libhdf5-or-ours question can be judged from the kept tail alone.
+MAX_LINES, the last ones) and the output's final lines; then, for a sanitizer report, where it was: the last
+report's first FRAMES frames, and the last fuzz workers' answers with the frame that decided each
+(fuzz/fuzz_common.hpp), so that a CI failure on a libhdf5-or-ours question can be judged from the kept tail alone.
 """
 import os
 import re
@@ -16,7 +16,7 @@ import sys
 
 MAX_LINES = 8
 TAIL = 3
-FRAMES = 4  # of the first sanitizer report in a failed test's output: its first frames (where it happened)
+FRAMES = 4  # of the last sanitizer report in a failed test's output: its first frames (where it happened)
 WHY = re.compile(r"FAIL|ERROR|SUMMARY:|runtime error|podcheck-fuzz: (the worker crashed|podcheck's code|the leak|harness failure|a case failed|case '.*' changed)|"
                  r"^Done \d+ runs|crash-|leak-|Timeout|Killed|Segmentation|terminate called|REQUIRE|CHECK\(")
 
@@ -40,11 +40,13 @@ def main(build):
         out = block.split("Output:\n", 1)[-1].split("<end of output>", 1)[0]
         lines = [l for l in out.splitlines() if l.strip() and not l.startswith("-----")]
         why = [l for l in lines if WHY.search(l)][-MAX_LINES:]
-        # a fuzz worker's answer names the frame it decided by; the first report's first frames say where it was
-        answers = [l for l in lines if ANSWER.search(l)][:3]
-        first = next((i for i, l in enumerate(lines) if REPORT.search(l)), None)
-        frames = [] if first is None else [l for l in lines[first + 1:first + 1 + 2 * FRAMES]
-                                           if FRAME.match(l)][:FRAMES]
+        # the last report's first frames say where it was, and a fuzz worker's answer names the frame it decided
+        # by (a fuzz run prints a report and an answer for every libhdf5 crash it isolates: the last ones are those
+        # of the input that failed it)
+        answers = [l for l in lines if ANSWER.search(l)][-3:]
+        last = next((i for i in range(len(lines) - 1, -1, -1) if REPORT.search(lines[i])), None)
+        frames = [] if last is None else [l for l in lines[last + 1:last + 1 + 2 * FRAMES]
+                                          if FRAME.match(l)][:FRAMES]
         failed += 1
         print(f"ctest_digest: FAILED {m.group(1)}")
         shown = []
