@@ -147,14 +147,15 @@ std::vector<CaseResult> replay_files(const std::vector<std::string>& files, cons
     throw UsageError(fmt::format("no case '{}' in {}", o.case_filter,
                                  files.size() == 1 ? files[0] : std::to_string(files.size()) + " files"));
   std::vector<CaseResult> out;
-  int done = 0;
+  int done = 0;  // cases (or unreadable files) begun: progress counts what `total` counts, not verdicts
   auto emit = [&](CaseResult r) {
     out.push_back(std::move(r));
-    if (o.progress) o.progress(out.back(), ++done, static_cast<int>(total));
+    if (o.progress) o.progress(out.back(), done, static_cast<int>(total));
   };
   for (std::size_t f = 0; f < files.size(); ++f) {
     const std::string& file = files[f];
     if (!wanted[f].error.empty()) {
+      ++done;
       emit(unreadable(file, file, o, wanted[f].error));
       continue;
     }
@@ -162,11 +163,13 @@ std::vector<CaseResult> replay_files(const std::vector<std::string>& files, cons
     ReadOptions ro;
     ro.want = [&](const std::string& id) { return wanted[f].ids.count(id) > 0; };
     FileRead<Trace> read = read_trace_file(file, ro);
-    if (!read.ok()) {  // listed a moment ago, unreadable now
+    if (!read.ok()) {  // listed a moment ago, unreadable now: its cases end here
+      done += static_cast<int>(wanted[f].ids.size());
       emit(unreadable(file, file, o, read.error));
       continue;
     }
     for (CaseRead<Trace>& c : read.cases) {
+      ++done;  // every verdict of this case (one per profile) carries its number
       if (!c.ok()) {
         emit(unreadable(c.id, file, o, c.error));
         continue;

@@ -54,8 +54,21 @@ TEST_CASE("golden FlashInfer traces: every verdict matches its expectation", "[a
   require_golden();
   ReplayOptions ro;
   ro.artifacts.enabled = false;
+  // progress counts traces (cases), and every verdict of a case judged under several profiles carries that case's
+  // number: "trace 214/108" was printed when it counted verdicts against a total of cases
+  std::vector<std::pair<int, int>> seen;
+  ro.progress = [&](const CaseResult&, int done, int total) { seen.emplace_back(done, total); };
   const auto results = replay_files(trace_files_under(kGolden), ro);
   REQUIRE(results.size() >= 50);
+  REQUIRE(seen.size() == results.size());
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    CAPTURE(i, seen[i].first, seen[i].second);
+    CHECK(seen[i].first >= 1);
+    CHECK(seen[i].first <= seen[i].second);
+    if (i > 0) CHECK((seen[i].first == seen[i - 1].first || seen[i].first == seen[i - 1].first + 1));
+  }
+  CHECK(seen.back().first == seen.back().second);
+  CHECK(static_cast<int>(results.size()) > seen.back().second);  // some cases are judged under several profiles
   int xfail = 0, ok = 0;
   for (const auto& r : results) {
     CAPTURE(text(r));
