@@ -54,17 +54,20 @@ def first_relevant_frame(report, binary=""):
     """(function, module-or-source) of the first stack frame after the first sanitizer error line that is not the
     sanitizer runtime, libc or the C++ runtime (the worker's rule, fuzz_common.hpp report_origin, which places frames
     by address instead): the runtime by name, and by place: a named frame in the target's executable without a
-    source line, "in strdup (EXE+0x...)"."""
+    source line, "in strdup (EXE+0x...)". Only the error's own stack (its first run of frames) counts, not the
+    "allocated by" / "freed by" stacks after it."""
     exe = f"({os.path.realpath(binary)}+0x" if binary else None
     lines = report.splitlines()
     start = next((i for i, l in enumerate(lines) if "ERROR:" in l or "runtime error:" in l), None)
     if start is None:
         return None
+    in_stack = False
     for l in lines[start + 1:]:
         if not re.match(r"^\s*#\d+ 0x", l):
-            if l.strip().startswith("SUMMARY"):
+            if in_stack or l.strip().startswith("SUMMARY"):
                 break
             continue
+        in_stack = True
         fn = re.search(r" in (\S+)", l)
         name = fn.group(1) if fn else ""
         if name.startswith(RUNTIME) or "libc.so" in l or "libstdc++" in l or "libgcc" in l:
