@@ -164,8 +164,8 @@ def planted(argv):
     if kind == "fault" and (not answers or answers[0] != "p"):
         return fail(f"the worker did not answer ours for the planted fault (answers {answers})")
     # the answer names the frame it was decided by (what a CI digest keeps of a misreport): here one of ours
-    if kind == "fault" and not re.search(r"answers 'p' for its sanitizer report \(.*\); deciding frame \(ours\): #\d+ 0x",
-                                         out):
+    decided_ours = r"answers 'p' for its sanitizer report \(.*\); deciding frame \(ours\): #\d+ 0x"
+    if kind == "fault" and not re.search(decided_ours, out):
         return fail("the worker's answer does not name its deciding frame as one of ours")
     if not any(f.startswith(("crash-", "leak-")) for f in found):
         return fail(f"no crash artifact written (artifacts: {found})")

@@ -586,10 +586,10 @@ class CodeMap {
 // error:") line that is not the sanitizer runtime, libc or the C++ runtime lies in libhdf5 (or the compression
 // libraries its filters call), 'p' when it lies elsewhere, 0 when the text has no such frame. Only the error's own
 // stack counts (the first run of frame lines): the stacks that follow it ("allocated by thread T0 here:", "freed
-// by ...") say where a block came from, not where the error was, and a block libhdf5 overran may well be ours. Each frame is
-// placed by its program counter ("#N 0x..."), CodeMap above, whether or not the report was symbolized; an
-// interceptor ("in strdup (EXE+0x...)" when symbolized: a trace-reader campaign stopped on a libhdf5 heap
-// overflow whose first frame read so) is the runtime by place. fuzz/long_run.py's triage applies the same rule
+// by ...") say where a block came from, not where the error was, and a block libhdf5 overran may well be ours.
+// Each frame is placed by its program counter ("#N 0x..."), CodeMap above, whether or not the report was
+// symbolized; an interceptor ("in strdup (EXE+0x...)" when symbolized: a trace-reader campaign stopped on a
+// libhdf5 heap overflow whose first frame read so) is the runtime by place. fuzz/long_run.py's triage applies the same rule
 // to symbolized artifacts by name and source line.
 // `decided`, where given, receives the frame line that decided ('h' or 'p'; empty for 0) and `kind` its place.
 inline char report_origin(const char* text, std::size_t n, std::string_view* decided = nullptr,
@@ -687,7 +687,8 @@ inline int selftest_report_origin() {
                  m.want ? m.want : '0', got == m.want ? "" : "  WRONG");
     wrong += got != m.want;
   }
-  std::fprintf(stderr, "report_origin self-test: %d of %zu made-up reports placed right, %d of %zu addresses misplaced\n",
+  std::fprintf(stderr,
+               "report_origin self-test: %d of %zu made-up reports placed right, %d of %zu addresses misplaced\n",
                static_cast<int>(std::size(made)) - wrong, std::size(made), misplaced, std::size(places));
   return wrong + misplaced;
 }
