@@ -81,9 +81,9 @@
 //                   strides allow (v3.10: 8-byte chunks, twice the copy instructions per byte; PODCHECK_CUDA_FP8_WIDE=0
 //                   at run time), and an fp8 decode launched alone holds 3 CTAs per SM (16-bit: 2). Mix A-e4m3's
 //                   decode alone on the H200 (step 18, same call): 0.289 ms at 2 CTAs, 0.263 with 8-byte copies,
-//                   0.251. The same operations per tile; 16-bit KV's code paths are unchanged.
-//                   (PODCHECK_FP8_DEC=1 builds a measured-slower variant: one converted tile per warp and a third
-//                   raw stage.)
+//                   0.251. The same operations per tile; 16-bit KV's code paths are unchanged. (Step 17's
+//                   measured-slower variant, one converted tile per warp and a third raw stage, is in git: 528420f,
+//                   PODCHECK_FP8_DEC=1.)
 #include "kernels/host/cuda_check.hpp"
 #include "kernels/pod/fast_div.hpp"
 #include "kernels/pod/pod_launch.hpp"
@@ -336,15 +336,6 @@ __device__ __forceinline__ void ldsm_x4_trans(std::uint32_t* r, const void* p) {
 #define PODCHECK_FP8_WG 1
 #endif
 template <int D> constexpr int kDecStages = D == 64 ? 3 : 2;  // per-warp cp.async stages of the decode path
-// PODCHECK_FP8_DEC = 1 (notebook step 17, measured slower, not the default): fp8 KV's decode warps keep one converted
-// 16-bit tile, K's and then V's (converted over it once Q K^T has read K), and at head_dim 128 a third raw stage in
-// the room that frees. 0 (default): two raw stages, converted K and V tiles side by side (v3.10's layout).
-#ifndef PODCHECK_FP8_DEC
-#define PODCHECK_FP8_DEC 0
-#endif
-template <int D, class KVT>
-constexpr int kDecStagesOf = sizeof(KVT) == 1 && PODCHECK_FP8_DEC && D == 128 ? 3 : kDecStages<D>;
-template <class KVT> constexpr int kDecConvTiles = sizeof(KVT) == 1 ? (PODCHECK_FP8_DEC ? 1 : 2) : 0;
 // v3.11: the fp8 decode copies 16-byte chunks of 16 elements where the KV's pointers and strides allow it
 // (SideDev::kv_wide; every layout podcheck's generator builds), half the copy instructions of 8-byte chunks, and
 // through L2 only (cp.async.cg) as 16-bit KV's are; else, or with PODCHECK_CUDA_FP8_WIDE=0, 8-byte chunks (v3.10's).
@@ -364,17 +355,17 @@ template <int D, class KVT> struct Smem {
   static constexpr int pre_q = tile16_bytes<D>(kTileQ);
   static constexpr int pre_bytes =
       pre_q + 2 * stage_bytes<D, KVT>(kPreKV<D>) + (kConv ? 2 * tile16_bytes<D>(kPreKV<D>) : 0);
-  // decode: Q [16][SD] | per warp: kDecStagesOf<D, KVT> stages | (fp8) the converted tile(s); the warp's merge
-  // scratch (fp32 O [16][SD], m[16], d[16]) overlays its own region once its pipeline is drained.
+  // decode: Q [16][SD] | per warp: kDecStages<D> stages | (fp8) converted K, V; the warp's merge scratch
+  // (fp32 O [16][SD], m[16], d[16]) overlays its own region once its pipeline is drained.
   static constexpr int dec_q = tile16_bytes<D>(kTileQDecode);
   // (the warp-specialised fused kernel's decode warpgroups choose their own ring depth: dec_warp_of, dec_bytes_of)
   static constexpr int dec_warp_of(int ns) {
-    return ns * stage_bytes<D, KVT>(kTileKVDecode) + kDecConvTiles<KVT> * tile16_bytes<D>(kTileKVDecode);
+    return ns * stage_bytes<D, KVT>(kTileKVDecode) + (kConv ? 2 * tile16_bytes<D>(kTileKVDecode) : 0);
   }
   static constexpr int dec_bytes_of(int ns) { return dec_q + kWarps * dec_warp_of(ns); }
-  static constexpr int dec_warp = dec_warp_of(kDecStagesOf<D, KVT>);
+  static constexpr int dec_warp = dec_warp_of(kDecStages<D>);
   static constexpr int dec_scratch = kTileQDecode * SD * 4 + 2 * kTileQDecode * 4;
-  static constexpr int dec_bytes = dec_bytes_of(kDecStagesOf<D, KVT>);
+  static constexpr int dec_bytes = dec_bytes_of(kDecStages<D>);
   // prefill on the sm_90a path (16-bit KV, head_dim 64 / 128): 2 stages of K, V as [TK][64]-element blocks with
   // the 128-byte swizzle (no padding; every block 1024-byte aligned), laid out [stage 1 | stage 0]: the Q tile
   // (padded, as above) is written at offset 0, read once into the warps' registers, and then stage 1 (at least as
@@ -520,19 +511,6 @@ __device__ __forceinline__ void convert_kv_tile(const unsigned char* kraw, const
       *reinterpret_cast<uint4*>(kt + row * SD + col + h) = KL::load8(kraw, row * D + col + h);
       *reinterpret_cast<uint4*>(vt + row * SD + col + h) = KL::load8(vraw, row * D + col + h);
     }
-  }
-}
-// The same for one of K or V (the decode's single converted tile, PODCHECK_FP8_DEC), in CE-element chunks
-// (issue_kv_tile's CE: the chunks this thread copied).
-template <int D, int NTOK, class QT, class KVT, int CE = 8>
-__device__ __forceinline__ void convert_tile(const unsigned char* raw, QT* t, int idx, int nthr) {
-  constexpr int CPR = D / CE;
-  constexpr int SD = D + 8;
-  for (int c = idx; c < NTOK * CPR; c += nthr) {
-    const int row = c / CPR, col = (c % CPR) * CE;
-#pragma unroll
-    for (int h = 0; h < CE; h += 8)
-      *reinterpret_cast<uint4*>(t + row * SD + col + h) = KvLoad<QT, KVT>::load8(raw, row * D + col + h);
   }
 }
 
@@ -730,14 +708,9 @@ __device__ __forceinline__ void row_sums(float (&d)[4], const std::uint32_t (&pa
 // whole sums): the weights PV uses, summed in fp32 by the tensor core. XS: Kt, Vt in the decode's unpadded
 // xor-swizzled layout (issue_kv_rows); every ldmatrix row address below has row & 7 == lane & 7, so a chunk's
 // stored position is the chunk xor (lane & 7).
-// mid: called between the softmax and P V (the fp8 decode converts V there, over the K that Q K^T has read).
-struct NoMid {
-  __device__ __forceinline__ void operator()() const {}
-};
-template <int D, int NTOK, class QT, bool F, bool XS = false, class Mid = NoMid>
+template <int D, int NTOK, class QT, bool F, bool XS = false>
 __device__ __forceinline__ void attend_tile(const QT* Qw, const QT* Kt, const QT* Vt, int t0, const RowMask& M,
-                                            float (&o)[D / 8][4], float (&m)[2], float (&d)[4], int lane,
-                                            Mid mid = {}) {
+                                            float (&o)[D / 8][4], float (&m)[2], float (&d)[4], int lane) {
   constexpr int SD = D + 8;
   constexpr int KP = XS ? D : SD;  // K / V tile row pitch (elements)
   const int xl = XS ? (lane & 7) : 0;
@@ -761,7 +734,6 @@ __device__ __forceinline__ void attend_tile(const QT* Qw, const QT* Kt, const QT
   float alpha[2];
   std::uint32_t pa[NTOK / 16][4];  // P as A fragments, one per 16-token k-step
   if (softmax_tile<NTOK, QT, F>(s, t0, M, m, alpha, pa, lane)) rescale<D>(o, d, alpha);
-  mid();
 #pragma unroll
   for (int kk = 0; kk < NTOK / 16; ++kk) {
 #pragma unroll
@@ -1086,7 +1058,7 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
   using L = Smem<D, KVT>;
   constexpr int SD = D + 8;
   constexpr int NT_D = D / 8;
-  constexpr int NS = STAGES > 0 ? STAGES : kDecStagesOf<D, KVT>;
+  constexpr int NS = STAGES > 0 ? STAGES : kDecStages<D>;
   constexpr int WB = L::dec_warp_of(NS);  // one warp's region
   constexpr int T = kTileKVDecode;
   const int warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
@@ -1095,8 +1067,8 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
 
   QT* Qs = reinterpret_cast<QT*>(smem);
   unsigned char* wbase = smem + L::dec_q + warp * WB;
-  QT* Kc = reinterpret_cast<QT*>(wbase + NS * L::stage(T));  // fp8: converted tile(s)
-  QT* Vc = kDecConvTiles<KVT> == 2 ? Kc + T * SD : Kc;
+  QT* Kc = reinterpret_cast<QT*>(wbase + NS * L::stage(T));  // fp8: converted tiles
+  QT* Vc = Kc + T * SD;
   auto stage_k = [&](int s) { return wbase + s * L::stage(T); };
   auto stage_v = [&](int s) { return wbase + s * L::stage(T) + (L::kConv ? T * D : L::tile16(T)); };
 
@@ -1122,26 +1094,16 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
                 "XS: every warp's stage rows start on 128-byte boundaries (the region itself is 128-byte aligned)");
   std::uint32_t pv = PV && nt > 0 ? decode_pages(SDv, src, tile_start(0), kv_hi, lane) : 0u;
   // fp8 in 16-element chunks where the KV allows (warp-uniform): the copies and the conversion share the mapping
-  constexpr bool WIDE_OK = L::kConv;
-  const bool wide = WIDE_OK && SDv.kv_wide;
+  const bool wide = L::kConv && SDv.kv_wide;
+  constexpr int CE = L::kConv ? 16 : 8;  // the wide copies' chunk (16-bit KV: never wide)
   auto issue = [&](int k) {
-    bool done = false;
-    if constexpr (WIDE_OK)
-      if (wide) {
-        issue_kv_tile<D, T, 32, KVT, false, PV, false, 16>(SDv, src, tile_start(k), kv_hi, stage_k(k % NS),
-                                                           stage_v(k % NS), lane, pv);
-        done = true;
-      }
-    if (!done)
+    if (wide)
+      issue_kv_tile<D, T, 32, KVT, false, PV, false, CE>(SDv, src, tile_start(k), kv_hi, stage_k(k % NS),
+                                                         stage_v(k % NS), lane, pv);
+    else
       issue_kv_tile<D, T, 32, KVT, false, PV, XS>(SDv, src, tile_start(k), kv_hi, stage_k(k % NS), stage_v(k % NS),
                                                   lane, pv);
     if (PV && k + 1 < nt) pv = decode_pages(SDv, src, tile_start(k + 1), kv_hi, lane);
-  };
-  auto convert = [&](const unsigned char* raw) {  // the single converted tile (PODCHECK_FP8_DEC)
-    if constexpr (WIDE_OK) {
-      if (wide) convert_tile<D, T, QT, KVT, 16>(raw, Kc, lane, 32);
-      else convert_tile<D, T, QT, KVT>(raw, Kc, lane, 32);
-    }
   };
   // Prologue: NS - 1 tiles in flight (one commit group per tile slot, empty groups past the end).
 #pragma unroll
@@ -1159,13 +1121,9 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
     const int s = k % NS;
     const QT* Kt;
     const QT* Vt;
-    if constexpr (L::kConv && kDecConvTiles<KVT> == 1) {
-      convert(stage_k(s));
-    } else if constexpr (L::kConv) {
+    if constexpr (L::kConv) {
       if (wide) convert_kv_tile<D, T, QT, KVT, 16>(stage_k(s), stage_v(s), Kc, Vc, lane, 32);
       else convert_kv_tile<D, T, QT, KVT>(stage_k(s), stage_v(s), Kc, Vc, lane, 32);
-    }
-    if constexpr (L::kConv) {
       Kt = Kc;
       Vt = Vc;
     } else {
@@ -1177,16 +1135,7 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
       rope_k_tile<D, T, QT>(const_cast<QT*>(Kt), SDv, tile_start(k), lane, 32);
       __syncwarp();
     }
-    if constexpr (L::kConv && kDecConvTiles<KVT> == 1) {
-      // V converted over K: every lane's Q K^T fragments are in registers (ldmatrix) before the warp meets
-      attend_tile<D, T, QT, F, XS>(Qs, Kt, Vt, tile_start(k), M, o, m, d, lane, [&] {
-        __syncwarp();
-        convert(stage_v(s));
-        __syncwarp();
-      });
-    } else {
-      attend_tile<D, T, QT, F, XS>(Qs, Kt, Vt, tile_start(k), M, o, m, d, lane);
-    }
+    attend_tile<D, T, QT, F, XS>(Qs, Kt, Vt, tile_start(k), M, o, m, d, lane);
   }
   cp_async_wait<0>();
   __syncwarp();  // the warp's stages are free: its merge scratch overlays them
