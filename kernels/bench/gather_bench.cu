@@ -1,0 +1,442 @@
+// podcheck_gather_bench: how fast k SMs can gather a paged KV cache into shared memory, and by which copy
+// mechanism. A fused POD launch gives some SMs (or CTA slots) to the decode and the rest to the prefill; the
+// fewer SMs the decode needs to move its KV at the copy rate, the more the prefill keeps (docs/KERNEL.md,
+// step 19). This measures that rate alone, with nothing computed on the data: the ceiling of any decode
+// built on the mechanism, per SM, as a function of the SMs used and of the bytes each SM keeps in flight.
+//
+// The cache is mix B's decode (64 requests x 4096 tokens, 8 KV heads, head_dim 128, bf16, NHD pages of 16
+// tokens: 1.07 GB of K and V), its pages shuffled by a fixed permutation. A work item is 32 pages of one
+// request and KV head (256 KB of K and V); item i goes to CTA i mod k (one CTA per SM, its shared memory
+// sized so that no second one fits). A stage is one page of K and V of one head (8 KB); the ring holds
+// `stages` of them. Mechanisms:
+//   cp.async  128 threads, each copies 4 of the stage's 16-byte chunks (podcheck-cuda's decode today)
+//   tma       one producer thread, two 3-D tensor copies per stage (a 16 x 128 box of K and of V, the head
+//             picked by a coordinate), completing on the stage's mbarrier; 4 consumer warps (sm_90)
+//   bulk      one producer warp, 32 one-row bulk copies per stage (256 bytes each: 16 rows of K and V),
+//             completing on the stage's mbarrier; 4 consumer warps (sm_90)
+// The consumers read every 16-byte chunk of a stage once and fold it into an XOR; the CTAs' XORs together must
+// equal the XOR of both buffers read linearly by a separate kernel (every page is in the table exactly once),
+// or the run exits 1: a mechanism that copies the wrong bytes is not timed.
+//
+// Ratios, per docs/METHOD: the device-to-device copy of the same run (read + write bytes over time, as
+// `podcheck bench kernel` counts it) is the ceiling; gathered bytes over time against it.
+//   podcheck_gather_bench [--sms 8,16,...] [--stages 2,4,...] [--methods cp.async,tma,bulk] [--reps N]
+//                         [--contiguous]   (the page table in order instead of shuffled)
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <cudaTypedefs.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iterator>
+#include <numeric>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pod/wgmma_sm90.cuh"  // mbarriers
+
+namespace {
+
+using podcheck::kernels::sm90::mbar_arrive;
+using podcheck::kernels::sm90::mbar_init;
+using podcheck::kernels::sm90::mbar_wait;
+
+constexpr int kPage = 16, kDim = 128, kRowBytes = kDim * 2;
+constexpr int kHalfStage = kPage * kRowBytes;  // one page of K (or V) of one head
+constexpr int kStage = 2 * kHalfStage;         // 8 KB
+constexpr int kPagesPerItem = 32;
+constexpr int kConsumers = 128;                // 4 warps read each stage
+
+#define CHECK_CUDA(x)                                                                                         \
+  do {                                                                                                        \
+    cudaError_t e_ = (x);                                                                                     \
+    if (e_ != cudaSuccess) {                                                                                  \
+      std::fprintf(stderr, "podcheck_gather_bench: %s: %s (%s:%d)\n", #x, cudaGetErrorString(e_), __FILE__, \
+                   __LINE__);                                                                                 \
+      std::exit(2);                                                                                           \
+    }                                                                                                         \
+  } while (0)
+
+struct Shape {
+  int reqs, pages_per_req, heads;
+  __host__ __device__ int items() const { return reqs * heads * (pages_per_req / kPagesPerItem); }
+};
+
+// Tile t of a CTA: the page it copies (physical, from the table) and its KV head.
+struct Tile {
+  int page, head;
+};
+__device__ __forceinline__ Tile tile_of(int t, const int* table, Shape s) {
+  const int item = blockIdx.x + (t / kPagesPerItem) * gridDim.x;
+  const int chunks = s.pages_per_req / kPagesPerItem;
+  const int chunk = item % chunks, head = (item / chunks) % s.heads, req = item / (chunks * s.heads);
+  return {table[req * s.pages_per_req + chunk * kPagesPerItem + t % kPagesPerItem], head};
+}
+__device__ __forceinline__ int tiles_of_cta(Shape s) {
+  const int n = s.items(), b = blockIdx.x;
+  return b < n ? (n - b + gridDim.x - 1) / gridDim.x * kPagesPerItem : 0;
+}
+__device__ __forceinline__ std::uint64_t fold(uint4 x) {
+  return (std::uint64_t(x.x) << 32 | x.y) ^ (std::uint64_t(x.z) << 32 | x.w);
+}
+// Consumer thread c (0..127) reads 4 chunks of the stage, chunks other threads copied (cp.async) or none did.
+__device__ __forceinline__ std::uint64_t consume(const uint4* stage, int c) {
+  std::uint64_t acc = 0;
+#pragma unroll
+  for (int i = 0; i < kStage / 16 / kConsumers; ++i) acc ^= fold(stage[(c + 32) % kConsumers + kConsumers * i]);
+  return acc;
+}
+__device__ __forceinline__ void publish(std::uint64_t acc, unsigned long long* sum) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) acc ^= __shfl_xor_sync(0xffffffffu, acc, o);
+  if ((threadIdx.x & 31) == 0) atomicXor(sum, acc);
+}
+__device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// ---- cp.async: every thread copies 4 chunks of each stage, S stages in flight ----------------------------------
+template <int S>
+__global__ void __launch_bounds__(kConsumers) gather_cp_async(const char* k, const char* v, const int* table, Shape s,
+                                                              unsigned long long* sum) {
+  extern __shared__ __align__(128) uint4 ring[];
+  const int n = tiles_of_cta(s), c = threadIdx.x;
+  auto issue = [&](int t) {
+    if (t < n) {
+      const Tile tl = tile_of(t, table, s);
+      uint4* st = ring + (t % S) * (kStage / 16);
+#pragma unroll
+      for (int i = 0; i < kStage / 16 / kConsumers; ++i) {
+        const int chunk = c + kConsumers * i, kv = chunk / (kHalfStage / 16), row = (chunk / 16) % kPage, col = chunk % 16;
+        const char* src = (kv ? v : k) + ((std::int64_t(tl.page) * kPage + row) * s.heads + tl.head) * kRowBytes + col * 16;
+        asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(smem_u32(st + chunk)), "l"(src)
+                     : "memory");
+      }
+    }
+    asm volatile("cp.async.commit_group;\n" ::: "memory");  // an empty group past the end keeps the count
+  };
+  for (int t = 0; t < S - 1; ++t) issue(t);
+  std::uint64_t acc = 0;
+  for (int t = 0; t < n; ++t) {
+    issue(t + S - 1);
+    // groups complete in order: with S - 1 newer ones allowed pending, group t has landed
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(S - 1) : "memory");
+    __syncthreads();
+    acc ^= consume(ring + (t % S) * (kStage / 16), c);
+    __syncthreads();
+  }
+  publish(acc, sum);
+}
+// The depths the cp.async form is built for (its wait needs the depth at compile time).
+constexpr int kCpAsyncDepths[] = {2, 3, 4, 6, 8, 12, 16, 24};
+template <int... I>
+void* cp_async_kernel_impl(int stages, std::integer_sequence<int, I...>) {
+  void* f = nullptr;
+  ((stages == kCpAsyncDepths[I] ? (f = reinterpret_cast<void*>(gather_cp_async<kCpAsyncDepths[I]>), 0) : 0), ...);
+  return f;
+}
+void* cp_async_kernel(int stages) {
+  return cp_async_kernel_impl(stages, std::make_integer_sequence<int, std::size(kCpAsyncDepths)>{});
+}
+
+// ---- producer + 4 consumer warps on mbarriers (tma, bulk) ------------------------------------------------------
+__device__ __forceinline__ void arrive_expect_tx(std::uint32_t bar, std::uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void tma_3d(std::uint32_t dst, const CUtensorMap* map, int c0, int c1, int c2,
+                                       std::uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(
+          dst),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+      : "memory");
+}
+__device__ __forceinline__ void bulk_1d(std::uint32_t dst, const void* src, std::uint32_t bytes, std::uint32_t bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+}
+
+template <bool kTma>
+__global__ void __launch_bounds__(kConsumers + 32) gather_async(const __grid_constant__ CUtensorMap map_k,
+                                                                const __grid_constant__ CUtensorMap map_v,
+                                                                const char* k, const char* v, const int* table,
+                                                                Shape s, int stages, unsigned long long* sum) {
+  extern __shared__ __align__(128) uint4 ring[];
+  const std::uint32_t base = smem_u32(ring), bars = base + stages * kStage;  // full[stages], then empty[stages]
+  const int n = tiles_of_cta(s), warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < stages; ++i) {
+      mbar_init(bars + 8 * i, 1);                          // the producer's arrival (+ the bytes)
+      mbar_init(bars + 8 * (stages + i), kConsumers / 32);  // one per consumer warp
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  if (warp == kConsumers / 32) {  // the producer warp
+    for (int t = 0; t < n; ++t) {
+      const int st = t % stages;
+      const std::uint32_t full = bars + 8 * st, dst = base + st * kStage;
+      mbar_wait(bars + 8 * (stages + st), ((t / stages) & 1) ^ 1);  // the consumers freed this stage
+      const Tile tl = tile_of(t, table, s);
+      if constexpr (kTma) {
+        if (lane == 0) {
+          arrive_expect_tx(full, kStage);
+          tma_3d(dst, &map_k, 0, tl.head, tl.page * kPage, full);
+          tma_3d(dst + kHalfStage, &map_v, 0, tl.head, tl.page * kPage, full);
+        }
+      } else {
+        if (lane == 0) arrive_expect_tx(full, kStage);
+        __syncwarp();
+        const int kv = lane / kPage, row = lane % kPage;
+        const char* src = (kv ? v : k) + ((std::int64_t(tl.page) * kPage + row) * s.heads + tl.head) * kRowBytes;
+        bulk_1d(dst + kv * kHalfStage + row * kRowBytes, src, kRowBytes, full);
+      }
+    }
+    return;
+  }
+  std::uint64_t acc = 0;
+  for (int t = 0; t < n; ++t) {
+    const int st = t % stages;
+    mbar_wait(bars + 8 * st, (t / stages) & 1);
+    acc ^= consume(ring + st * (kStage / 16), threadIdx.x);
+    __syncwarp();
+    if (lane == 0) mbar_arrive(bars + 8 * (stages + st));
+  }
+  publish(acc, sum);
+}
+
+// ---- the independent answer: both buffers read linearly ------------------------------------------------------
+__global__ void xor_linear(const uint4* p, std::size_t n, unsigned long long* sum) {
+  std::uint64_t acc = 0;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+    acc ^= fold(p[i]);
+  publish(acc, sum);
+}
+__global__ void fill(std::uint32_t* p, std::size_t n, std::uint32_t salt) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+    std::uint32_t x = std::uint32_t(i) * 0x9E3779B1u ^ std::uint32_t(i >> 32) ^ salt;
+    x ^= x >> 16; x *= 0x85EBCA6Bu; x ^= x >> 13; x *= 0xC2B2AE35u; x ^= x >> 16;
+    p[i] = x;
+  }
+}
+
+std::vector<int> parse_list(const char* s) {
+  std::vector<int> v;
+  for (const char* p = s; *p;) {
+    char* end = nullptr;
+    const long x = std::strtol(p, &end, 10);
+    if (end == p || x <= 0) {
+      std::fprintf(stderr, "podcheck_gather_bench: '%s' is not a list of positive integers\n", s);
+      std::exit(2);
+    }
+    v.push_back(int(x));
+    p = *end == ',' ? end + 1 : end;
+  }
+  return v;
+}
+
+float median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> sms_list, stage_list = {2, 4, 8, 16, 24};
+  std::vector<std::string> methods = {"cp.async", "tma", "bulk"};
+  int reps = 10;
+  bool contiguous = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const char* val = i + 1 < argc ? argv[i + 1] : nullptr;
+    if (a == "--sms" && val) sms_list = parse_list(argv[++i]);
+    else if (a == "--stages" && val) stage_list = parse_list(argv[++i]);
+    else if (a == "--reps" && val) reps = parse_list(argv[++i]).front();
+    else if (a == "--contiguous") contiguous = true;
+    else if (a == "--methods" && val) {
+      methods.clear();
+      for (std::string m = argv[++i], part; !m.empty();) {
+        const auto comma = m.find(',');
+        part = m.substr(0, comma);
+        m = comma == std::string::npos ? "" : m.substr(comma + 1);
+        if (part != "cp.async" && part != "tma" && part != "bulk") {
+          std::fprintf(stderr, "podcheck_gather_bench: unknown method '%s' (cp.async, tma, bulk)\n", part.c_str());
+          return 2;
+        }
+        methods.push_back(part);
+      }
+    } else {
+      std::fprintf(stderr, "usage: podcheck_gather_bench [--sms 8,16,...] [--stages 2,4,...] [--methods cp.async,tma,bulk] "
+                           "[--reps N] [--contiguous]\n");
+      return 2;
+    }
+  }
+  int dev_count = 0;
+  if (cudaGetDeviceCount(&dev_count) != cudaSuccess || dev_count == 0) {
+    std::fprintf(stderr, "podcheck_gather_bench: no CUDA device\n");
+    return 2;
+  }
+  cudaDeviceProp prop{};
+  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  if (prop.major < 9) {
+    std::fprintf(stderr, "podcheck_gather_bench: needs sm_90 (tensor and bulk copies); this is sm_%d%d\n", prop.major,
+                 prop.minor);
+    return 2;
+  }
+  const int n_sm = prop.multiProcessorCount;
+  if (sms_list.empty()) sms_list = {8, 16, 24, 33, 44, 66, 99, n_sm};
+  for (int k : sms_list)
+    if (k > n_sm) {
+      std::fprintf(stderr, "podcheck_gather_bench: --sms %d: the device has %d SMs\n", k, n_sm);
+      return 2;
+    }
+  for (int st : stage_list)
+    if (std::int64_t(st) * kStage + 16 * st > prop.sharedMemPerBlockOptin) {
+      std::fprintf(stderr, "podcheck_gather_bench: --stages %d: %d bytes of ring, the device allows %zu\n", st, st * kStage,
+                   prop.sharedMemPerBlockOptin);
+      return 2;
+    }
+
+  const Shape s{64, 256, 8};
+  const std::size_t pages = std::size_t(s.reqs) * s.pages_per_req;
+  const std::size_t half = pages * kPage * s.heads * kRowBytes;  // bytes of K (and of V)
+  char *k = nullptr, *v = nullptr;
+  int* table = nullptr;
+  unsigned long long* sum = nullptr;
+  CHECK_CUDA(cudaMalloc(&k, half));
+  CHECK_CUDA(cudaMalloc(&v, half));
+  CHECK_CUDA(cudaMalloc(&table, pages * sizeof(int)));
+  CHECK_CUDA(cudaMalloc(&sum, sizeof(unsigned long long)));
+  fill<<<4 * n_sm, 256>>>(reinterpret_cast<std::uint32_t*>(k), half / 4, 0x1234u);
+  CHECK_CUDA(cudaGetLastError());
+  fill<<<4 * n_sm, 256>>>(reinterpret_cast<std::uint32_t*>(v), half / 4, 0xABCDu);
+  CHECK_CUDA(cudaGetLastError());
+  std::vector<int> host_table(pages);
+  std::iota(host_table.begin(), host_table.end(), 0);
+  if (!contiguous) std::shuffle(host_table.begin(), host_table.end(), std::mt19937(1));
+  CHECK_CUDA(cudaMemcpy(table, host_table.data(), pages * sizeof(int), cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemset(sum, 0, sizeof(unsigned long long)));
+  xor_linear<<<4 * n_sm, 256>>>(reinterpret_cast<const uint4*>(k), half / 16, sum);
+  CHECK_CUDA(cudaGetLastError());
+  xor_linear<<<4 * n_sm, 256>>>(reinterpret_cast<const uint4*>(v), half / 16, sum);
+  CHECK_CUDA(cudaGetLastError());
+  unsigned long long want = 0;
+  CHECK_CUDA(cudaMemcpy(&want, sum, sizeof want, cudaMemcpyDeviceToHost));
+
+  cudaEvent_t e0, e1;
+  CHECK_CUDA(cudaEventCreate(&e0));
+  CHECK_CUDA(cudaEventCreate(&e1));
+  auto time_ms = [&](auto&& launch) {
+    launch();  // warm-up
+    CHECK_CUDA(cudaGetLastError());
+    std::vector<float> t;
+    for (int r = 0; r < reps; ++r) {
+      CHECK_CUDA(cudaEventRecord(e0));
+      launch();
+      CHECK_CUDA(cudaEventRecord(e1));
+      CHECK_CUDA(cudaEventSynchronize(e1));
+      CHECK_CUDA(cudaGetLastError());
+      float ms = 0;
+      CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+      t.push_back(ms);
+    }
+    return median(t);
+  };
+  // the ceiling: K copied onto V's buffer would destroy the data, so the copy goes to a buffer of its own
+  char* dst = nullptr;
+  CHECK_CUDA(cudaMalloc(&dst, half));
+  const float copy_ms = time_ms([&] { CHECK_CUDA(cudaMemcpyAsync(dst, k, half, cudaMemcpyDeviceToDevice)); });
+  CHECK_CUDA(cudaFree(dst));
+  const double copy_tbs = 2.0 * half / (copy_ms * 1e-3) / 1e12;
+
+  // tensor maps: K (and V) as [pages * 16 tokens][heads][128] bf16, a box of 16 tokens x 1 head x 128
+  PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
+  cudaDriverEntryPointQueryResult q{};
+  CHECK_CUDA(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", reinterpret_cast<void**>(&encode), 12000,
+                                              cudaEnableDefault, &q));
+  if (q != cudaDriverEntryPointSuccess || !encode) {
+    std::fprintf(stderr, "podcheck_gather_bench: the driver has no cuTensorMapEncodeTiled\n");
+    return 2;
+  }
+  CUtensorMap map_k{}, map_v{};
+  for (int i = 0; i < 2; ++i) {
+    const cuuint64_t dims[3] = {cuuint64_t(kDim), cuuint64_t(s.heads), cuuint64_t(pages * kPage)};
+    const cuuint64_t strides[2] = {cuuint64_t(kRowBytes), cuuint64_t(s.heads) * kRowBytes};
+    const cuuint32_t box[3] = {cuuint32_t(kDim), 1, cuuint32_t(kPage)}, elem[3] = {1, 1, 1};
+    const CUresult r = encode(i ? &map_v : &map_k, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, i ? v : k, dims, strides, box,
+                              elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+      std::fprintf(stderr, "podcheck_gather_bench: cuTensorMapEncodeTiled failed (%d)\n", int(r));
+      return 2;
+    }
+  }
+
+  std::printf("podcheck_gather_bench on %s (sm_%d%d, %d SMs)\n", prop.name, prop.major, prop.minor, n_sm);
+  std::printf("cache: mix B's decode, %d requests x %d pages of %d tokens, %d KV heads, head_dim %d, bf16, NHD, pages %s:"
+              " %.3f GB of K and V; items of %d pages of one head (%d items); one CTA per SM\n",
+              s.reqs, s.pages_per_req, kPage, s.heads, kDim, contiguous ? "in order" : "shuffled", 2.0 * half / 1e9,
+              kPagesPerItem, s.items());
+  std::printf("ceiling in this run: D2D copy %.2f TB/s (read + write), %.3f ms for %.3f GB; medians of %d launches\n",
+              copy_tbs, copy_ms, half / 1e9, reps);
+  std::printf("%-9s %6s %10s %5s %8s %7s %6s %10s\n", "method", "stages", "KB in fl.", "SMs", "ms", "TB/s", "%copy",
+              "GB/s per SM");
+  int bad = 0;
+  const int max_smem = int(prop.sharedMemPerMultiprocessor);
+  for (const std::string& m : methods)
+    for (int stages : stage_list) {
+      const bool async = m != "cp.async";
+      const int ring = stages * kStage + (async ? 16 * stages : 0);
+      const int smem = std::max(ring, max_smem / 2 + 1024);  // no second CTA fits on the SM
+      if (smem > int(prop.sharedMemPerBlockOptin)) continue;
+      void* const f = m == "tma" ? reinterpret_cast<void*>(gather_async<true>)
+                      : m == "bulk" ? reinterpret_cast<void*>(gather_async<false>) : cp_async_kernel(stages);
+      if (!f) {
+        std::printf("%-9s %6d   not built for this depth (cp.async: 2, 3, 4, 6, 8, 12, 16, 24)\n", m.c_str(), stages);
+        continue;
+      }
+      CHECK_CUDA(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+      for (int sms : sms_list) {
+        auto launch = [&] {
+          if (m == "cp.async") {
+            Shape sh = s;
+            void* args[] = {&k, &v, &table, &sh, &sum};
+            CHECK_CUDA(cudaLaunchKernel(f, dim3(sms), dim3(kConsumers), args, smem, nullptr));
+          } else if (m == "tma")
+            gather_async<true><<<sms, kConsumers + 32, smem>>>(map_k, map_v, k, v, table, s, stages, sum);
+          else
+            gather_async<false><<<sms, kConsumers + 32, smem>>>(map_k, map_v, k, v, table, s, stages, sum);
+        };
+        CHECK_CUDA(cudaMemset(sum, 0, sizeof(unsigned long long)));
+        launch();
+        CHECK_CUDA(cudaGetLastError());
+        CHECK_CUDA(cudaDeviceSynchronize());
+        unsigned long long got = 0;
+        CHECK_CUDA(cudaMemcpy(&got, sum, sizeof got, cudaMemcpyDeviceToHost));
+        if (got != want) {
+          std::printf("%-9s %6d %10d %5d   WRONG BYTES: checksum %016llx, the linear read's %016llx\n", m.c_str(), stages,
+                      stages * kStage / 1024, sms, got, want);
+          ++bad;
+          continue;
+        }
+        const float ms = time_ms(launch);
+        const double tbs = 2.0 * half / (ms * 1e-3) / 1e12;
+        std::printf("%-9s %6d %10d %5d %8.3f %7.2f %5.1f%% %10.1f\n", m.c_str(), stages, stages * kStage / 1024, sms, ms,
+                    tbs, 100.0 * tbs / copy_tbs, tbs * 1e3 / sms);
+        std::fflush(stdout);
+      }
+    }
+  CHECK_CUDA(cudaFree(k));
+  CHECK_CUDA(cudaFree(v));
+  CHECK_CUDA(cudaFree(table));
+  CHECK_CUDA(cudaFree(sum));
+  if (bad) std::printf("%d configurations gathered the wrong bytes\n", bad);
+  return bad ? 1 : 0;
+}
