@@ -77,13 +77,19 @@
 //                   converted (exactly) straight into wgmma's swizzled layout instead of the padded tile mma.sync
 //                   reads; same stages, tile size and shared memory. Mix A with e4m3 KV on the H200: prefill alone
 //                   0.230 -> 0.198 ms, fused 0.458 -> 0.417. The code paths of 16-bit KV are unchanged.
-//   v3.11 (this file) notebook step 17: fp8 KV's decode copies 16-byte chunks of 16 elements where pointers and
+//   v3.11           notebook step 17: fp8 KV's decode copies 16-byte chunks of 16 elements where pointers and
 //                   strides allow (v3.10: 8-byte chunks, twice the copy instructions per byte; PODCHECK_CUDA_FP8_WIDE=0
 //                   at run time), and an fp8 decode launched alone holds 3 CTAs per SM (16-bit: 2). Mix A-e4m3's
 //                   decode alone on the H200 (step 18, same call): 0.289 ms at 2 CTAs, 0.263 with 8-byte copies,
 //                   0.251. The same operations per tile; 16-bit KV's code paths are unchanged. (Step 17's
 //                   measured-slower variant, one converted tile per warp and a third raw stage, is in git: 528420f,
 //                   PODCHECK_FP8_DEC=1.)
+//   v3.12 (this file) notebook step 19: the dynamic shared memory's 1024-byte alignment as an offset added to the
+//                   array (smem_aligned_1024), so plain accesses through it compile to LDS / STS, not generic LD /
+//                   ST (PODCHECK_SMEM_GENERIC=1: v3.11's form); fp8's conversion of each raw tile issues all of a
+//                   thread's loads before its first conversion. Mix A-e4m3 on the H100, same call, two rounds:
+//                   fused 0.410-0.415 -> 0.359-0.363 ms, prefill alone 0.197-0.199 -> 0.178-0.181, decode alone
+//                   0.245-0.248 -> 0.234-0.235; 16-bit mix A unchanged. The same operations on the same values.
 #include "kernels/host/cuda_check.hpp"
 #include "kernels/pod/fast_div.hpp"
 #include "kernels/pod/pod_launch.hpp"
@@ -213,13 +219,7 @@ template <> __device__ __forceinline__ void mma16816<__nv_bfloat16>(float* c, co
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
-// 8 KV elements (16 bytes of 16-bit data, or 8 bytes of fp8) -> 8 query-dtype elements in one uint4.
-template <class QT, class KVT> struct KvLoad;
-template <class QT> struct KvLoad<QT, QT> {
-  static __device__ __forceinline__ uint4 load8(const void* base, std::int64_t off) {
-    return *reinterpret_cast<const uint4*>(static_cast<const QT*>(base) + off);
-  }
-};
+// 8 fp8 KV elements (8 raw bytes) -> 8 query-dtype elements in one uint4, exactly.
 template <class QT, __nv_fp8_interpretation_t I> __device__ __forceinline__ uint4 fp8x8_to(uint2 raw) {
   const std::uint32_t w[2] = {raw.x, raw.y};
   std::uint32_t outw[4];
@@ -236,15 +236,12 @@ template <class QT, __nv_fp8_interpretation_t I> __device__ __forceinline__ uint
   }
   return make_uint4(outw[0], outw[1], outw[2], outw[3]);
 }
-template <class QT> struct KvLoad<QT, __nv_fp8_e4m3> {
-  static __device__ __forceinline__ uint4 load8(const void* base, std::int64_t off) {
-    return fp8x8_to<QT, __NV_E4M3>(*reinterpret_cast<const uint2*>(static_cast<const std::uint8_t*>(base) + off));
-  }
+template <class QT, class KVT> struct Fp8Cvt;
+template <class QT> struct Fp8Cvt<QT, __nv_fp8_e4m3> {
+  static __device__ __forceinline__ uint4 cvt8(uint2 raw) { return fp8x8_to<QT, __NV_E4M3>(raw); }
 };
-template <class QT> struct KvLoad<QT, __nv_fp8_e5m2> {
-  static __device__ __forceinline__ uint4 load8(const void* base, std::int64_t off) {
-    return fp8x8_to<QT, __NV_E5M2>(*reinterpret_cast<const uint2*>(static_cast<const std::uint8_t*>(base) + off));
-  }
+template <class QT> struct Fp8Cvt<QT, __nv_fp8_e5m2> {
+  static __device__ __forceinline__ uint4 cvt8(uint2 raw) { return fp8x8_to<QT, __NV_E5M2>(raw); }
 };
 
 __device__ __forceinline__ unsigned smid() {
@@ -280,6 +277,22 @@ __device__ __forceinline__ bool visible(const pod_side& s, int r, int i, int j, 
 // ---- asynchronous copies and ldmatrix (sm_80+) -----------------------------------------------------------
 __device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+// The kernels' dynamic shared memory aligned to 1024 bytes (the sm_90a swizzle is of absolute addresses), as an
+// offset added to the array itself: the compiler then still knows every pointer derived from it is shared memory
+// and reads and writes it with LDS / STS. An address rebuilt from an integer is generic to it: through v3.11 every
+// plain access (fp8's conversion of each raw tile above all: a generic LD, then its first use waiting on the long
+// scoreboard, 24 % of the fp8 decode's stall samples) went out as a generic LD / ST (notebook step 19).
+// PODCHECK_SMEM_GENERIC=1 builds v3.11's form, for same-call timing.
+#ifndef PODCHECK_SMEM_GENERIC
+#define PODCHECK_SMEM_GENERIC 0
+#endif
+__device__ __forceinline__ unsigned char* smem_aligned_1024(uint4* raw) {
+#if PODCHECK_SMEM_GENERIC
+  return reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(raw) + 1023) & ~std::uintptr_t(1023));
+#else
+  return reinterpret_cast<unsigned char*>(raw) + ((1024u - (smem_u32(raw) & 1023u)) & 1023u);
+#endif
 }
 // 16 bytes global -> shared (dst: a 32-bit shared-space address), L2 only; valid == false writes 16 zero bytes
 // and reads nothing. 8 bytes: fp8 KV (strides are multiples of 8 elements = 8 bytes, not always 16).
@@ -496,38 +509,59 @@ __device__ __forceinline__ std::uint32_t decode_pages(const SideDev& SDv, const 
   return static_cast<std::uint32_t>(__ldg(src.pages + SDv.ps.div(t < kv_hi ? t : t0)));
 }
 
-// fp8 only: converts the chunks this thread copied (same mapping as issue_kv_tile) to the padded 16-bit tiles.
-// CE: elements per chunk (issue_kv_tile's; 16: the decode's wide fp8 copies).
-template <int D, int NTOK, class QT, class KVT, int CE = 8>
-__device__ __forceinline__ void convert_kv_tile(const unsigned char* kraw, const unsigned char* vraw, QT* kt, QT* vt,
-                                                int idx, int nthr) {
-  constexpr int CPR = D / CE;
-  constexpr int SD = D + 8;
-  using KL = KvLoad<QT, KVT>;
-  for (int c = idx; c < NTOK * CPR; c += nthr) {
-    const int row = c / CPR, col = (c % CPR) * CE;
+// fp8 only: the raw chunks of one NTOK x D tile that thread idx of NTHR copied (issue_kv_tile's mapping, CE
+// elements each), converted and handed to store(row, col, 8 converted elements). Every load of the thread's share
+// first, then the conversions and stores: a store between two loads keeps the next load from being issued before
+// it (for the compiler they may alias), so v3.11's loop had one load in flight per thread, its first use waiting
+// on it (notebook step 19).
+template <int D, int NTOK, int CE, int NTHR, class QT, class KVT, class Store>
+__device__ __forceinline__ void convert_raw_tile(const unsigned char* raw, int idx, Store&& store) {
+  constexpr int CPR = D / CE, H = CE / 8, PER = NTOK * CPR / NTHR;
+  static_assert(CE == 8 || CE == 16, "chunks of 8 or 16 fp8 elements");
+  static_assert(NTOK * CPR % NTHR == 0, "every thread converts the same number of chunks");
+  uint2 r[PER][H];
 #pragma unroll
-    for (int h = 0; h < CE; h += 8) {
-      *reinterpret_cast<uint4*>(kt + row * SD + col + h) = KL::load8(kraw, row * D + col + h);
-      *reinterpret_cast<uint4*>(vt + row * SD + col + h) = KL::load8(vraw, row * D + col + h);
+  for (int i = 0; i < PER; ++i) {
+    const int c = idx + i * NTHR, row = c / CPR, col = (c % CPR) * CE;
+    if constexpr (H == 2) {
+      const uint4 q = *reinterpret_cast<const uint4*>(raw + row * D + col);
+      r[i][0] = make_uint2(q.x, q.y);
+      r[i][1] = make_uint2(q.z, q.w);
+    } else {
+      r[i][0] = *reinterpret_cast<const uint2*>(raw + row * D + col);
     }
   }
+#pragma unroll
+  for (int i = 0; i < PER; ++i) {
+    const int c = idx + i * NTHR, row = c / CPR, col = (c % CPR) * CE;
+#pragma unroll
+    for (int h = 0; h < H; ++h) store(row, col + 8 * h, Fp8Cvt<QT, KVT>::cvt8(r[i][h]));
+  }
+}
+
+// fp8 only: the chunks this thread copied converted to the padded 16-bit tiles (rows of D + 8 elements).
+// CE: elements per chunk (issue_kv_tile's; 16: the decode's wide fp8 copies); NTHR: the threads that copied.
+template <int D, int NTOK, class QT, class KVT, int NTHR, int CE = 8>
+__device__ __forceinline__ void convert_kv_tile(const unsigned char* kraw, const unsigned char* vraw, QT* kt, QT* vt,
+                                                int idx) {
+  constexpr int SD = D + 8;
+  convert_raw_tile<D, NTOK, CE, NTHR, QT, KVT>(
+      kraw, idx, [&](int row, int col, uint4 x) { *reinterpret_cast<uint4*>(kt + row * SD + col) = x; });
+  convert_raw_tile<D, NTOK, CE, NTHR, QT, KVT>(
+      vraw, idx, [&](int row, int col, uint4 x) { *reinterpret_cast<uint4*>(vt + row * SD + col) = x; });
 }
 
 // fp8 only, sm_90a prefill (PODCHECK_FP8_WG): the chunks this thread copied (issue_kv_tile's mapping, as above)
 // converted into wgmma's layout, [NTOK][64]-element blocks with the 128-byte swizzle (K at kt, V at vt, each
 // 1024-byte aligned): what issue_kv_tile<..., SWZ> writes for 16-bit KV, so attend_tile_wg reads it unchanged.
-template <int D, int NTOK, class QT, class KVT>
+template <int D, int NTOK, class QT, class KVT, int NTHR>
 __device__ __forceinline__ void convert_kv_tile_swz(const unsigned char* kraw, const unsigned char* vraw,
-                                                    unsigned char* kt, unsigned char* vt, int idx, int nthr) {
-  constexpr int CPR = D / 8;
-  using KL = KvLoad<QT, KVT>;
-  for (int c = idx; c < NTOK * CPR; c += nthr) {
-    const int row = c / CPR, chunk = c % CPR;
-    const std::uint32_t off = (chunk / 8) * NTOK * 128 + sm90::swz128(row, chunk % 8);
-    *reinterpret_cast<uint4*>(kt + off) = KL::load8(kraw, row * D + chunk * 8);
-    *reinterpret_cast<uint4*>(vt + off) = KL::load8(vraw, row * D + chunk * 8);
-  }
+                                                    unsigned char* kt, unsigned char* vt, int idx) {
+  auto at = [](int row, int col) { return (col / 64) * NTOK * 128 + sm90::swz128(row, (col / 8) % 8); };
+  convert_raw_tile<D, NTOK, 8, NTHR, QT, KVT>(
+      kraw, idx, [&](int row, int col, uint4 x) { *reinterpret_cast<uint4*>(kt + at(row, col)) = x; });
+  convert_raw_tile<D, NTOK, 8, NTHR, QT, KVT>(
+      vraw, idx, [&](int row, int col, uint4 x) { *reinterpret_cast<uint4*>(vt + at(row, col)) = x; });
 }
 
 // RoPE-LLaMA of a padded 16-bit K tile in shared memory holding tokens t0 .. t0 + NTOK - 1 (rows past the
@@ -999,11 +1033,11 @@ __device__ __forceinline__ void prefill_item(const KParams& P, const SideDev& SD
     const QT* Kt;
     const QT* Vt;
     if constexpr (WG8) {
-      convert_kv_tile_swz<D, TK, QT, KVT>(stage_k(s), stage_v(s), kc8, vc8, tid, kThreads);
+      convert_kv_tile_swz<D, TK, QT, KVT, kThreads>(stage_k(s), stage_v(s), kc8, vc8, tid);
       Kt = Kc;
       Vt = Vc;
     } else if constexpr (L::kConv) {
-      convert_kv_tile<D, TK, QT, KVT>(stage_k(s), stage_v(s), Kc, Vc, tid, kThreads);
+      convert_kv_tile<D, TK, QT, KVT, kThreads>(stage_k(s), stage_v(s), Kc, Vc, tid);
       Kt = Kc;
       Vt = Vc;
     } else {
@@ -1122,8 +1156,8 @@ __device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv
     const QT* Kt;
     const QT* Vt;
     if constexpr (L::kConv) {
-      if (wide) convert_kv_tile<D, T, QT, KVT, 16>(stage_k(s), stage_v(s), Kc, Vc, lane, 32);
-      else convert_kv_tile<D, T, QT, KVT>(stage_k(s), stage_v(s), Kc, Vc, lane, 32);
+      if (wide) convert_kv_tile<D, T, QT, KVT, 32, 16>(stage_k(s), stage_v(s), Kc, Vc, lane);
+      else convert_kv_tile<D, T, QT, KVT, 32>(stage_k(s), stage_v(s), Kc, Vc, lane);
       Kt = Kc;
       Vt = Vc;
     } else {
@@ -1194,9 +1228,7 @@ template <int D> constexpr int kMinCtas = D == 256 ? 1 : 3;
 template <int D, class QT, class KVT, bool F>
 __global__ void __launch_bounds__(kThreads, kMinCtas<D>) pod_fused_kernel(const __grid_constant__ KParams P) {
   extern __shared__ uint4 smem_raw[];
-  // aligned to 1024 bytes (Smem::bytes has the slack): the sm_90a path's swizzle is of absolute addresses
-  unsigned char* smem = reinterpret_cast<unsigned char*>(
-      (reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t(1023));
+  unsigned char* smem = smem_aligned_1024(smem_raw);  // Smem::bytes has the 1023 bytes of slack
   __shared__ int s_item, s_side, s_role;
   const int tid = threadIdx.x;
 
@@ -1394,8 +1426,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
   constexpr bool PP = kWsPingPong && !FUSED;  // the ping-pong order needs two consumers
   constexpr int TK = L::TK, NS = L::NS, SD = D + 8, NT_D = D / 8;
   extern __shared__ uint4 smem_raw[];
-  unsigned char* smem = reinterpret_cast<unsigned char*>(
-      (reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t(1023));
+  unsigned char* smem = smem_aligned_1024(smem_raw);
   const std::uint32_t sbase = smem_u32(smem);
   const std::uint32_t bars = sbase + L::bar_off;
   const std::uint32_t q_full = bars + 8 * (2 * NS), q_empty = q_full + 8;
@@ -2036,7 +2067,7 @@ thread_local std::string g_last_error;
 
 extern "C" const pod_kernel_info* podcheck_kernel_info(void) {
   static const pod_kernel_info info{POD_ABI_VERSION, podcheck::kernels::kKernelName, podcheck::kernels::kKernelVersion,
-                                    "fused POD v3.11: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill (16-bit and fp8 KV), fp8 decode in 16-byte copies, warp-specialised prefill-only launches (fused ones opt-in: PODCHECK_CUDA_WS=2 / 3), decode split over warps (page lookups a tile ahead, xor-swizzled tiles), cp.async pipelines (128-byte L2 prefetch), ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
+                                    "fused POD v3.12: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill (16-bit and fp8 KV), fp8 decode in 16-byte copies, shared memory addressed as such (LDS / STS), warp-specialised prefill-only launches (fused ones opt-in: PODCHECK_CUDA_WS=2 / 3), decode split over warps (page lookups a tile ahead, xor-swizzled tiles), cp.async pipelines (128-byte L2 prefetch), ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
   return &info;
 }
 
