@@ -6,9 +6,9 @@
 //
 // The cache is mix B's decode (64 requests x 4096 tokens, 8 KV heads, head_dim 128, bf16, NHD pages of 16
 // tokens: 1.07 GB of K and V), its pages shuffled by a fixed permutation. A work item is 32 pages of one
-// request and KV head (256 KB of K and V); item i goes to CTA i mod k (one CTA per SM, its shared memory
-// sized so that no second one fits). A stage is one page of K and V of one head (8 KB); the ring holds
-// `stages` of them. Mechanisms:
+// request and KV head (256 KB of K and V); item i goes to participant i mod (k x per_sm): per_sm CTAs on each of
+// SMs 0 .. k - 1 (their shared memory sized so that no more fit; the CTAs on other SMs leave at once). A stage is
+// one page of K and V of one head (8 KB); each CTA's ring holds `stages` of them. Mechanisms:
 //   cp.async  128 threads, each copies 4 of the stage's 16-byte chunks (podcheck-cuda's decode today)
 //   tma       one producer thread, two 3-D tensor copies per stage (a 16 x 128 box of K and of V, the head
 //             picked by a coordinate), completing on the stage's mbarrier; 4 consumer warps (sm_90)
@@ -18,10 +18,10 @@
 // equal the XOR of both buffers read linearly by a separate kernel (every page is in the table exactly once),
 // or the run exits 1: a mechanism that copies the wrong bytes is not timed.
 //
-// Ratios, per docs/METHOD: the device-to-device copy of the same run (read + write bytes over time, as
+// Ratios: the device-to-device copy of the same run (read + write bytes over time, as
 // `podcheck bench kernel` counts it) is the ceiling; gathered bytes over time against it.
-//   podcheck_gather_bench [--sms 8,16,...] [--stages 2,4,...] [--methods cp.async,tma,bulk] [--reps N]
-//                         [--contiguous]   (the page table in order instead of shuffled)
+//   podcheck_gather_bench [--sms 8,16,...] [--stages 2,4,...] [--per-sm 1,2,...] [--methods cp.async,tma,bulk]
+//                         [--reps N] [--contiguous]   (the page table in order instead of shuffled)
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <cudaTypedefs.h>
@@ -71,15 +71,35 @@ struct Shape {
 struct Tile {
   int page, head;
 };
-__device__ __forceinline__ Tile tile_of(int t, const int* table, Shape s) {
-  const int item = blockIdx.x + (t / kPagesPerItem) * gridDim.x;
+// A CTA's place among the launch's participants: `id` of `n` (see take_place).
+struct Place {
+  int id, n;
+};
+__device__ __forceinline__ Tile tile_of(int t, const int* table, Shape s, Place p) {
+  const int item = p.id + (t / kPagesPerItem) * p.n;
   const int chunks = s.pages_per_req / kPagesPerItem;
   const int chunk = item % chunks, head = (item / chunks) % s.heads, req = item / (chunks * s.heads);
   return {table[req * s.pages_per_req + chunk * kPagesPerItem + t % kPagesPerItem], head};
 }
-__device__ __forceinline__ int tiles_of_cta(Shape s) {
-  const int n = s.items(), b = blockIdx.x;
-  return b < n ? (n - b + gridDim.x - 1) / gridDim.x * kPagesPerItem : 0;
+__device__ __forceinline__ int tiles_of_cta(Shape s, Place p) {
+  const int n = s.items();
+  return p.id < n ? (n - p.id + p.n - 1) / p.n * kPagesPerItem : 0;
+}
+// The launch has per_sm CTAs on every SM (its grid and shared memory make it so); those on SMs 0 .. sms - 1 take
+// part, the others leave at once. A participant's id: its SM's index times per_sm plus its arrival order on the SM
+// (slots: one counter per SM, zeroed before the launch). Should an SM hold fewer than per_sm CTAs, some ids are
+// never taken and their items never copied: the checksum then fails the configuration.
+__device__ __forceinline__ Place take_place(int sms, int per_sm, int* slots) {
+  __shared__ int id;
+  if (threadIdx.x == 0) {
+    unsigned sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    id = -1;
+    if (int(sm) < sms)
+      if (const int r = atomicAdd(slots + sm, 1); r < per_sm) id = int(sm) * per_sm + r;
+  }
+  __syncthreads();
+  return {id, sms * per_sm};
 }
 __device__ __forceinline__ std::uint64_t fold(uint4 x) {
   return (std::uint64_t(x.x) << 32 | x.y) ^ (std::uint64_t(x.z) << 32 | x.w);
@@ -103,12 +123,14 @@ __device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
 // ---- cp.async: every thread copies 4 chunks of each stage, S stages in flight ----------------------------------
 template <int S>
 __global__ void __launch_bounds__(kConsumers) gather_cp_async(const char* k, const char* v, const int* table, Shape s,
-                                                              unsigned long long* sum) {
+                                                              int sms, int per_sm, int* slots, unsigned long long* sum) {
   extern __shared__ __align__(128) uint4 ring[];
-  const int n = tiles_of_cta(s), c = threadIdx.x;
+  const Place p = take_place(sms, per_sm, slots);
+  if (p.id < 0) return;
+  const int n = tiles_of_cta(s, p), c = threadIdx.x;
   auto issue = [&](int t) {
     if (t < n) {
-      const Tile tl = tile_of(t, table, s);
+      const Tile tl = tile_of(t, table, s, p);
       uint4* st = ring + (t % S) * (kStage / 16);
 #pragma unroll
       for (int i = 0; i < kStage / 16 / kConsumers; ++i) {
@@ -166,10 +188,13 @@ template <bool kTma>
 __global__ void __launch_bounds__(kConsumers + 32) gather_async(const __grid_constant__ CUtensorMap map_k,
                                                                 const __grid_constant__ CUtensorMap map_v,
                                                                 const char* k, const char* v, const int* table,
-                                                                Shape s, int stages, unsigned long long* sum) {
+                                                                Shape s, int stages, int sms, int per_sm, int* slots,
+                                                                unsigned long long* sum) {
   extern __shared__ __align__(128) uint4 ring[];
+  const Place p = take_place(sms, per_sm, slots);
+  if (p.id < 0) return;
   const std::uint32_t base = smem_u32(ring), bars = base + stages * kStage;  // full[stages], then empty[stages]
-  const int n = tiles_of_cta(s), warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int n = tiles_of_cta(s, p), warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (threadIdx.x == 0) {
     for (int i = 0; i < stages; ++i) {
       mbar_init(bars + 8 * i, 1);                          // the producer's arrival (+ the bytes)
@@ -183,7 +208,7 @@ __global__ void __launch_bounds__(kConsumers + 32) gather_async(const __grid_con
       const int st = t % stages;
       const std::uint32_t full = bars + 8 * st, dst = base + st * kStage;
       mbar_wait(bars + 8 * (stages + st), ((t / stages) & 1) ^ 1);  // the consumers freed this stage
-      const Tile tl = tile_of(t, table, s);
+      const Tile tl = tile_of(t, table, s, p);
       if constexpr (kTma) {
         if (lane == 0) {
           arrive_expect_tx(full, kStage);
@@ -249,7 +274,7 @@ float median(std::vector<float> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<int> sms_list, stage_list = {2, 4, 8, 16, 24};
+  std::vector<int> sms_list, stage_list = {2, 4, 8, 16, 24}, per_sm_list = {1};
   std::vector<std::string> methods = {"cp.async", "tma", "bulk"};
   int reps = 10;
   bool contiguous = false;
@@ -258,6 +283,7 @@ int main(int argc, char** argv) {
     const char* val = i + 1 < argc ? argv[i + 1] : nullptr;
     if (a == "--sms" && val) sms_list = parse_list(argv[++i]);
     else if (a == "--stages" && val) stage_list = parse_list(argv[++i]);
+    else if (a == "--per-sm" && val) per_sm_list = parse_list(argv[++i]);
     else if (a == "--reps" && val) reps = parse_list(argv[++i]).front();
     else if (a == "--contiguous") contiguous = true;
     else if (a == "--methods" && val) {
@@ -273,8 +299,8 @@ int main(int argc, char** argv) {
         methods.push_back(part);
       }
     } else {
-      std::fprintf(stderr, "usage: podcheck_gather_bench [--sms 8,16,...] [--stages 2,4,...] [--methods cp.async,tma,bulk] "
-                           "[--reps N] [--contiguous]\n");
+      std::fprintf(stderr, "usage: podcheck_gather_bench [--sms 8,16,...] [--stages 2,4,...] [--per-sm 1,2,...] "
+                           "[--methods cp.async,tma,bulk] [--reps N] [--contiguous]\n");
       return 2;
     }
   }
@@ -381,21 +407,29 @@ int main(int argc, char** argv) {
 
   std::printf("podcheck_gather_bench on %s (sm_%d%d, %d SMs)\n", prop.name, prop.major, prop.minor, n_sm);
   std::printf("cache: mix B's decode, %d requests x %d pages of %d tokens, %d KV heads, head_dim %d, bf16, NHD, pages %s:"
-              " %.3f GB of K and V; items of %d pages of one head (%d items); one CTA per SM\n",
+              " %.3f GB of K and V; items of %d pages of one head (%d items)\n",
               s.reqs, s.pages_per_req, kPage, s.heads, kDim, contiguous ? "in order" : "shuffled", 2.0 * half / 1e9,
               kPagesPerItem, s.items());
   std::printf("ceiling in this run: D2D copy %.2f TB/s (read + write), %.3f ms for %.3f GB; medians of %d launches\n",
               copy_tbs, copy_ms, half / 1e9, reps);
-  std::printf("%-9s %6s %10s %5s %8s %7s %6s %10s\n", "method", "stages", "KB in fl.", "SMs", "ms", "TB/s", "%copy",
-              "GB/s per SM");
+  std::printf("%-9s %6s %7s %6s %5s %8s %7s %6s %11s\n", "method", "stages", "KB/CTA", "CTA/SM", "SMs", "ms", "TB/s",
+              "%copy", "GB/s per SM");
   int bad = 0;
   const int max_smem = int(prop.sharedMemPerMultiprocessor);
+  int* slots = nullptr;
+  CHECK_CUDA(cudaMalloc(&slots, n_sm * sizeof(int)));
   for (const std::string& m : methods)
+    for (int per_sm : per_sm_list)
     for (int stages : stage_list) {
       const bool async = m != "cp.async";
       const int ring = stages * kStage + (async ? 16 * stages : 0);
-      const int smem = std::max(ring, max_smem / 2 + 1024);  // no second CTA fits on the SM
-      if (smem > int(prop.sharedMemPerBlockOptin)) continue;
+      // per_sm CTAs fit on an SM (1 KB of each CTA's shared memory is the system's), per_sm + 1 do not
+      const int cap = std::min(int(prop.sharedMemPerBlockOptin), max_smem / per_sm - 1024 - 64);
+      const int smem = std::max(ring, max_smem / (per_sm + 1) - 1024 + 64);
+      if (smem > cap) {
+        std::printf("%-9s %6d %7d %6d   does not fit\n", m.c_str(), stages, stages * kStage / 1024, per_sm);
+        continue;
+      }
       void* const f = m == "tma" ? reinterpret_cast<void*>(gather_async<true>)
                       : m == "bulk" ? reinterpret_cast<void*>(gather_async<false>) : cp_async_kernel(stages);
       if (!f) {
@@ -403,16 +437,26 @@ int main(int argc, char** argv) {
         continue;
       }
       CHECK_CUDA(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+      const int threads = async ? kConsumers + 32 : kConsumers;
+      int resident = 0;
+      CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, f, threads, smem));
+      if (resident != per_sm) {
+        std::printf("%-9s %6d %7d %6d   %d CTAs per SM, not %d\n", m.c_str(), stages, stages * kStage / 1024, per_sm, resident,
+                    per_sm);
+        continue;
+      }
       for (int sms : sms_list) {
-        auto launch = [&] {
+        auto launch = [&] {  // the slots' zeroing (a 528-byte memset) is part of every timed launch
+          CHECK_CUDA(cudaMemsetAsync(slots, 0, n_sm * sizeof(int)));
+          Shape sh = s;
+          int st = stages, sm_n = sms, per = per_sm;
           if (m == "cp.async") {
-            Shape sh = s;
-            void* args[] = {&k, &v, &table, &sh, &sum};
-            CHECK_CUDA(cudaLaunchKernel(f, dim3(sms), dim3(kConsumers), args, smem, nullptr));
-          } else if (m == "tma")
-            gather_async<true><<<sms, kConsumers + 32, smem>>>(map_k, map_v, k, v, table, s, stages, sum);
-          else
-            gather_async<false><<<sms, kConsumers + 32, smem>>>(map_k, map_v, k, v, table, s, stages, sum);
+            void* args[] = {&k, &v, &table, &sh, &sm_n, &per, &slots, &sum};
+            CHECK_CUDA(cudaLaunchKernel(f, dim3(n_sm * per_sm), dim3(threads), args, smem, nullptr));
+          } else {
+            void* args[] = {&map_k, &map_v, &k, &v, &table, &sh, &st, &sm_n, &per, &slots, &sum};
+            CHECK_CUDA(cudaLaunchKernel(f, dim3(n_sm * per_sm), dim3(threads), args, smem, nullptr));
+          }
         };
         CHECK_CUDA(cudaMemset(sum, 0, sizeof(unsigned long long)));
         launch();
@@ -421,15 +465,15 @@ int main(int argc, char** argv) {
         unsigned long long got = 0;
         CHECK_CUDA(cudaMemcpy(&got, sum, sizeof got, cudaMemcpyDeviceToHost));
         if (got != want) {
-          std::printf("%-9s %6d %10d %5d   WRONG BYTES: checksum %016llx, the linear read's %016llx\n", m.c_str(), stages,
-                      stages * kStage / 1024, sms, got, want);
+          std::printf("%-9s %6d %7d %6d %5d   WRONG BYTES: checksum %016llx, the linear read's %016llx\n", m.c_str(),
+                      stages, stages * kStage / 1024, per_sm, sms, got, want);
           ++bad;
           continue;
         }
         const float ms = time_ms(launch);
         const double tbs = 2.0 * half / (ms * 1e-3) / 1e12;
-        std::printf("%-9s %6d %10d %5d %8.3f %7.2f %5.1f%% %10.1f\n", m.c_str(), stages, stages * kStage / 1024, sms, ms,
-                    tbs, 100.0 * tbs / copy_tbs, tbs * 1e3 / sms);
+        std::printf("%-9s %6d %7d %6d %5d %8.3f %7.2f %5.1f%% %11.1f\n", m.c_str(), stages, stages * kStage / 1024, per_sm,
+                    sms, ms, tbs, 100.0 * tbs / copy_tbs, tbs * 1e3 / sms);
         std::fflush(stdout);
       }
     }
@@ -437,6 +481,9 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaFree(v));
   CHECK_CUDA(cudaFree(table));
   CHECK_CUDA(cudaFree(sum));
+  CHECK_CUDA(cudaFree(slots));
+  CHECK_CUDA(cudaEventDestroy(e0));
+  CHECK_CUDA(cudaEventDestroy(e1));
   if (bad) std::printf("%d configurations gathered the wrong bytes\n", bad);
   return bad ? 1 : 0;
 }
