@@ -835,8 +835,9 @@ class Worker {
   // (counted, no coverage) or ours, which gets a second read in a fresh worker with kSlowMilliseconds; the
   // tally counts the inputs read to the end in over half of kHangMilliseconds, to show when it gets tight.
   static constexpr int kHangMilliseconds = 50, kSlowMilliseconds = 5000;
-  // How long the SIGABRT handler of a hung worker gets to begin its answer (a healthy one takes milliseconds: it
-  // sends 'R' before any symbolizing, and after 'R' there is no limit). 5 s until stop 34: the handlers that never
+  // How long the SIGABRT handler of a hung worker gets to begin its answer. A healthy one takes milliseconds
+  // (fixtures/isolated_read.cpp's report_crash: backtrace() and dladdr(), no symbolizer); a sanitizer report that
+  // the abort crossed says 'R' first, and after 'R' there is no limit. 5 s until stop 34: the handlers that never
   // answer (1-13 per 20,000-execution run, docs/FORMAT.md) cost 5 s each in CI's import run.
   static constexpr int kAbortReplyMs = 1000;
 
