@@ -34,17 +34,20 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <iterator>
 #include <numeric>
 #include <random>
 #include <string>
-#include <utility>
 #include <vector>
 
+#include "pod/mma_sm80.cuh"    // ldmatrix, mma.sync
 #include "pod/wgmma_sm90.cuh"  // mbarriers
 
 namespace {
 
+using podcheck::kernels::sm80::ldsm_x4;
+using podcheck::kernels::sm80::ldsm_x4_trans;
+using podcheck::kernels::sm80::mma16816;
+using podcheck::kernels::sm80::smem_u32;
 using podcheck::kernels::sm90::mbar_arrive;
 using podcheck::kernels::sm90::mbar_init;
 using podcheck::kernels::sm90::mbar_wait;
@@ -119,9 +122,6 @@ __device__ __forceinline__ void publish(std::uint64_t acc, unsigned long long* s
   for (int o = 16; o > 0; o >>= 1) acc ^= __shfl_xor_sync(0xffffffffu, acc, o);
   if ((threadIdx.x & 31) == 0) atomicXor(sum, acc);
 }
-__device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
 
 // ---- cp.async: every thread copies 4 chunks of each stage, S stages in flight ----------------------------------
 template <int S>
@@ -157,16 +157,16 @@ __global__ void __launch_bounds__(kConsumers) gather_cp_async(const char* k, con
   }
   publish(acc, sum);
 }
-// The depths the cp.async form is built for (its wait needs the depth at compile time).
-constexpr int kCpAsyncDepths[] = {2, 3, 4, 6, 8, 12, 16, 24};
-template <int... I>
-void* cp_async_kernel_impl(int stages, std::integer_sequence<int, I...>) {
-  void* f = nullptr;
-  ((stages == kCpAsyncDepths[I] ? (f = reinterpret_cast<void*>(gather_cp_async<kCpAsyncDepths[I]>), 0) : 0), ...);
-  return f;
-}
+// The cp.async form for a depth (its wait needs the depth at compile time); nullptr for a depth not built.
 void* cp_async_kernel(int stages) {
-  return cp_async_kernel_impl(stages, std::make_integer_sequence<int, std::size(kCpAsyncDepths)>{});
+  switch (stages) {
+    case 2: return reinterpret_cast<void*>(gather_cp_async<2>);
+    case 4: return reinterpret_cast<void*>(gather_cp_async<4>);
+    case 8: return reinterpret_cast<void*>(gather_cp_async<8>);
+    case 16: return reinterpret_cast<void*>(gather_cp_async<16>);
+    case 24: return reinterpret_cast<void*>(gather_cp_async<24>);
+    default: return nullptr;
+  }
 }
 
 // ---- producer + 4 consumer warps on mbarriers (tma, bulk) ------------------------------------------------------
@@ -247,20 +247,6 @@ __global__ void __launch_bounds__(kConsumers + 32) gather_async(const __grid_con
 // of the warps' partial states: that is once per 256 KB). Every register ldmatrix returns is folded into a 32-bit
 // XOR, which across a warp covers the stage's words exactly once, so the gather is still checked (against the
 // linear read folded to 32 bits); O is kept from being optimised away by a store that never happens.
-__device__ __forceinline__ void ldsm_x4(std::uint32_t addr, std::uint32_t (&r)[4], bool trans) {
-  if (trans)
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
-  else
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
-}
-__device__ __forceinline__ void mma_bf16(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-               "{%0, %1, %2, %3};\n"
-               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
 __device__ __forceinline__ float ex2(float x) {
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
@@ -271,7 +257,7 @@ __device__ __forceinline__ std::uint32_t pack_bf16(float lo, float hi) {
   return *reinterpret_cast<const std::uint32_t*>(&h);
 }
 // 16-byte chunk c (0..15) of token row r of a [16][128] tile stored as two [16][64] blocks in the 128-byte swizzle.
-__device__ __forceinline__ std::uint32_t swz_chunk(std::uint32_t tile, int r, int c) {
+__device__ __forceinline__ const unsigned char* swz_chunk(const unsigned char* tile, int r, int c) {
   return tile + (c / 8) * (kPage * 128) + r * 128 + (((c % 8) ^ (r % 8)) << 4);
 }
 
@@ -283,6 +269,7 @@ __global__ void __launch_bounds__(kConsumers + 32) gather_decode(const __grid_co
   const Place p = take_place(sms, per_sm, slots);
   if (p.id < 0) return;
   const std::uint32_t base = (smem_u32(ring) + 1023u) & ~1023u, bars = base + stages * kStage;
+  const unsigned char* const tiles = reinterpret_cast<const unsigned char*>(ring) + (base - smem_u32(ring));
   const int n = tiles_of_cta(s, p), warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   constexpr int kWarps = kConsumers / 32;
   if (threadIdx.x == 0) {
@@ -324,15 +311,15 @@ __global__ void __launch_bounds__(kConsumers + 32) gather_decode(const __grid_co
     }
     const int st = t % stages;
     mbar_wait(bars + 8 * st, (t / stages) & 1);
-    const std::uint32_t kt = base + st * kStage, vt = kt + kHalfStage;
+    const unsigned char *kt = tiles + st * kStage, *vt = kt + kHalfStage;
     float sc[2][4] = {};
 #pragma unroll
     for (int kk = 0; kk < kDim / 16; ++kk) {  // S = Q K^T: tokens 0-7 and 8-15, dims 16 kk .. 16 kk + 15
       std::uint32_t b[4];
-      ldsm_x4(swz_chunk(kt, (lm >> 1) * 8 + lr, 2 * kk + (lm & 1)), b, false);
+      ldsm_x4(b, swz_chunk(kt, (lm >> 1) * 8 + lr, 2 * kk + (lm & 1)));
       acc ^= b[0] ^ b[1] ^ b[2] ^ b[3];
-      mma_bf16(sc[0], q[kk], b[0], b[1]);
-      mma_bf16(sc[1], q[kk], b[2], b[3]);
+      mma16816<__nv_bfloat16>(sc[0], q[kk], b);
+      mma16816<__nv_bfloat16>(sc[1], q[kk], b + 2);
     }
     float mx[2];  // online softmax, rows g and g + 8 of the thread's quad
 #pragma unroll
@@ -363,10 +350,10 @@ __global__ void __launch_bounds__(kConsumers + 32) gather_decode(const __grid_co
 #pragma unroll
     for (int jj = 0; jj < kDim / 16; ++jj) {  // O += P V: dims 16 jj .. 16 jj + 15
       std::uint32_t b[4];
-      ldsm_x4(swz_chunk(vt, (lm & 1) * 8 + lr, 2 * jj + (lm >> 1)), b, true);
+      ldsm_x4_trans(b, swz_chunk(vt, (lm & 1) * 8 + lr, 2 * jj + (lm >> 1)));
       acc ^= b[0] ^ b[1] ^ b[2] ^ b[3];
-      mma_bf16(o[2 * jj], pa, b[0], b[1]);
-      mma_bf16(o[2 * jj + 1], pa, b[2], b[3]);
+      mma16816<__nv_bfloat16>(o[2 * jj], pa, b);
+      mma16816<__nv_bfloat16>(o[2 * jj + 1], pa, b + 2);
     }
     __syncwarp();
     if (lane == 0) mbar_arrive(bars + 8 * (stages + st));
@@ -581,7 +568,7 @@ int main(int argc, char** argv) {
                       : m == "decode" ? reinterpret_cast<void*>(gather_decode)
                                       : cp_async_kernel(stages);
       if (!f) {
-        std::printf("%-9s %6d   not built for this depth (cp.async: 2, 3, 4, 6, 8, 12, 16, 24)\n", m.c_str(), stages);
+        std::printf("%-9s %6d   not built for this depth (cp.async: 2, 4, 8, 16, 24)\n", m.c_str(), stages);
         continue;
       }
       CHECK_CUDA(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));

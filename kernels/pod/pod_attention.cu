@@ -92,6 +92,7 @@
 //                   0.245-0.248 -> 0.234-0.235; 16-bit mix A unchanged. The same operations on the same values.
 #include "kernels/host/cuda_check.hpp"
 #include "kernels/pod/fast_div.hpp"
+#include "kernels/pod/mma_sm80.cuh"
 #include "kernels/pod/pod_launch.hpp"
 #include "kernels/pod/wgmma_sm90.cuh"
 
@@ -123,6 +124,11 @@ __device__ int podcheck_wgmma_built = PODCHECK_WGMMA;  // read-only in practice;
 
 namespace podcheck::kernels {
 namespace {
+
+using sm80::ldsm_x4;
+using sm80::ldsm_x4_trans;
+using sm80::mma16816;
+using sm80::smem_u32;
 
 constexpr int kMaxSms = 1024;
 
@@ -204,21 +210,6 @@ __device__ __forceinline__ void rope_pair(float& x0, float& x1, double angle) {
   x1 = b;
 }
 
-template <class T> __device__ __forceinline__ void mma16816(float* c, const std::uint32_t* a, const std::uint32_t* b);
-template <> __device__ __forceinline__ void mma16816<__half>(float* c, const std::uint32_t* a, const std::uint32_t* b) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-template <> __device__ __forceinline__ void mma16816<__nv_bfloat16>(float* c, const std::uint32_t* a,
-                                                                    const std::uint32_t* b) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
 // 8 fp8 KV elements (8 raw bytes) -> 8 query-dtype elements in one uint4, exactly.
 template <class QT, __nv_fp8_interpretation_t I> __device__ __forceinline__ uint4 fp8x8_to(uint2 raw) {
   const std::uint32_t w[2] = {raw.x, raw.y};
@@ -275,9 +266,6 @@ __device__ __forceinline__ bool visible(const pod_side& s, int r, int i, int j, 
 }
 
 // ---- asynchronous copies and ldmatrix (sm_80+) -----------------------------------------------------------
-__device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
 // The kernels' dynamic shared memory aligned to 1024 bytes (the sm_90a swizzle is of absolute addresses), as an
 // offset added to the array itself: the compiler then still knows every pointer derived from it is shared memory
 // and reads and writes it with LDS / STS. An address rebuilt from an integer is generic to it: through v3.11 every
@@ -325,18 +313,6 @@ __device__ __forceinline__ void cp_async8(std::uint32_t dst, const void* src, bo
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N> __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-__device__ __forceinline__ void ldsm_x4(std::uint32_t* r, const void* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_u32(p))
-               : "memory");
-}
-__device__ __forceinline__ void ldsm_x4_trans(std::uint32_t* r, const void* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_u32(p))
-               : "memory");
 }
 
 // ---- shared-memory layouts (bytes; every block a multiple of 16) --------------------------------------------

@@ -1,5 +1,6 @@
 // See wgmma_probe.hpp. Compiled for sm_90a only (kernels/CMakeLists.txt).
 #include "kernels/host/cuda_check.hpp"
+#include "kernels/pod/mma_sm80.cuh"
 #include "kernels/pod/wgmma_sm90.cuh"
 #include "kernels/tests/wgmma_probe.hpp"
 
@@ -16,15 +17,8 @@ namespace {
 
 using namespace podcheck::kernels::sm90;
 
-__device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ void ldsm_x4(std::uint32_t* r, const void* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_u32(p))
-               : "memory");
-}
+using sm80::ldsm_x4;
+using sm80::smem_u32;
 
 // Stores rows x C (C a multiple of 64) 16-bit elements from global (row-major) as C / 64 swizzled
 // [rows][64] blocks at `blk` (1024-byte aligned).
