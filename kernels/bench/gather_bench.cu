@@ -17,13 +17,22 @@
 //   decode    (only with --methods) tensor copies in the 128-byte swizzle (four 16 x 64 boxes per stage), each
 //             stage a 16-token tile of attention on one consumer warp (Q K^T, online softmax, P V on mma.sync with
 //             synthetic queries; gather_decode below): the per-CTA rate once the consumers compute
+//   decode-t  (only with --methods) the same work on the transposed tile: S^T = K Q^T with tokens as the MMA's rows
+//             and the GQA group (up to 8 queries) as its columns, O^T = V^T P^T (8 + 8 mma.sync per tile instead of
+//             16 + 16, O^T in 32 registers); decode-t8: 8 consumer warps per CTA instead of 4
+//   *-pre     (tma-pre, decode-pre, decode-t-pre, decode-t8-pre) the producer warp loads an item's 32 page ids at
+//             once (one per lane) and shuffles each stage's out, instead of a table load per stage
+//   tma-pre-h2, tma-pre-h4: tma-pre with 2 or 4 KV heads per box (16 x H x 128), stages of H x 8 KB, the same two
+//             copies per stage: whether a CTA's rate is bounded per copy issued or per byte
+//   decode-t-h4  decode-t-pre with a stage of 4 KV heads (boxes 64 x 16 tokens x 4 heads: four copies of 8 KB), one
+//             consumer warp per head attending its head of every stage, as a decode CTA for a group of heads would
 // The consumers read every 16-byte chunk of a stage once and fold it into an XOR; the CTAs' XORs together must
 // equal the XOR of both buffers read linearly by a separate kernel (every page is in the table exactly once),
 // or the run exits 1: a mechanism that copies the wrong bytes is not timed (decode: 16-bit elements, folded alike).
 //
 // Ratios: the device-to-device copy of the same run (read + write bytes over time, as
 // `podcheck bench kernel` counts it) is the ceiling; gathered bytes over time against it.
-//   podcheck_gather_bench [--sms 8,16,...] [--stages 2,4,...] [--per-sm 1,2,...] [--methods cp.async,tma,bulk]
+//   podcheck_gather_bench [--sms 8,16,...] [--stages 2,4,...] [--per-sm 1,2,...] [--methods cp.async,tma,...]
 //                         [--reps N] [--contiguous]   (the page table in order instead of shuffled)
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -87,6 +96,22 @@ __device__ __forceinline__ Tile tile_of(int t, const int* table, Shape s, Place 
   const int chunk = item % chunks, head = (item / chunks) % s.heads, req = item / (chunks * s.heads);
   return {table[req * s.pages_per_req + chunk * kPagesPerItem + t % kPagesPerItem], head};
 }
+// The producer warp's tile t (every lane calls it, t warp-uniform). Without kPre, looked up at t itself: the item's
+// divisions and one dependent load of the table on every stage, between the freed stage and its copies. With kPre,
+// lane j loads page j of the item at the item's first tile (one load for 32 stages) and each stage takes its page
+// from that lane by a shuffle.
+template <bool kPre> struct Feed {
+  Tile mine{0, 0};
+  __device__ __forceinline__ Tile at(int t, const int* table, Shape s, Place p, int lane) {
+    if constexpr (!kPre) {
+      return tile_of(t, table, s, p);
+    } else {
+      static_assert(kPagesPerItem == 32, "one page id per lane of the producer warp");
+      if (t % kPagesPerItem == 0) mine = tile_of(t + lane, table, s, p);
+      return {__shfl_sync(0xffffffffu, mine.page, t % kPagesPerItem), mine.head};
+    }
+  }
+};
 __device__ __forceinline__ int tiles_of_cta(Shape s, Place p) {
   const int n = s.items();
   return p.id < n ? (n - p.id + p.n - 1) / p.n * kPagesPerItem : 0;
@@ -187,17 +212,22 @@ __device__ __forceinline__ void bulk_1d(std::uint32_t dst, const void* src, std:
                : "memory");
 }
 
-template <bool kTma>
+// kH: KV heads per stage (tma only): one box of 16 tokens x kH heads x 128 per copy, so kH x 8 KB per stage for the
+// same two copies (an item is then 32 pages of kH heads)
+template <bool kTma, bool kPre, int kH = 1>
 __global__ void __launch_bounds__(kConsumers + 32) gather_async(const __grid_constant__ CUtensorMap map_k,
                                                                 const __grid_constant__ CUtensorMap map_v,
                                                                 const char* k, const char* v, const int* table,
                                                                 Shape s, int stages, int sms, int per_sm, int* slots,
                                                                 unsigned long long* sum) {
+  static_assert(kTma || kH == 1, "bulk copies move one head per stage");
+  constexpr int kSt = kH * kStage;
   extern __shared__ __align__(128) uint4 ring[];
   const Place p = take_place(sms, per_sm, slots);
   if (p.id < 0) return;
-  const std::uint32_t base = smem_u32(ring), bars = base + stages * kStage;  // full[stages], then empty[stages]
-  const int n = tiles_of_cta(s, p), warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const std::uint32_t base = smem_u32(ring), bars = base + stages * kSt;  // full[stages], then empty[stages]
+  const Shape sg{s.reqs, s.pages_per_req, s.heads / kH};                   // items over head groups
+  const int n = tiles_of_cta(sg, p), warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (threadIdx.x == 0) {
     for (int i = 0; i < stages; ++i) {
       mbar_init(bars + 8 * i, 1);                          // the producer's arrival (+ the bytes)
@@ -207,16 +237,17 @@ __global__ void __launch_bounds__(kConsumers + 32) gather_async(const __grid_con
   }
   __syncthreads();
   if (warp == kConsumers / 32) {  // the producer warp
+    Feed<kPre> feed;
     for (int t = 0; t < n; ++t) {
       const int st = t % stages;
-      const std::uint32_t full = bars + 8 * st, dst = base + st * kStage;
+      const std::uint32_t full = bars + 8 * st, dst = base + st * kSt;
+      const Tile tl = feed.at(t, table, sg, p, lane);
       mbar_wait(bars + 8 * (stages + st), ((t / stages) & 1) ^ 1);  // the consumers freed this stage
-      const Tile tl = tile_of(t, table, s, p);
       if constexpr (kTma) {
         if (lane == 0) {
-          arrive_expect_tx(full, kStage);
-          tma_3d(dst, &map_k, 0, tl.head, tl.page * kPage, full);
-          tma_3d(dst + kHalfStage, &map_v, 0, tl.head, tl.page * kPage, full);
+          arrive_expect_tx(full, kSt);
+          tma_3d(dst, &map_k, 0, tl.head * kH, tl.page * kPage, full);
+          tma_3d(dst + kH * kHalfStage, &map_v, 0, tl.head * kH, tl.page * kPage, full);
         }
       } else {
         if (lane == 0) arrive_expect_tx(full, kStage);
@@ -232,7 +263,8 @@ __global__ void __launch_bounds__(kConsumers + 32) gather_async(const __grid_con
   for (int t = 0; t < n; ++t) {
     const int st = t % stages;
     mbar_wait(bars + 8 * st, (t / stages) & 1);
-    acc ^= consume(ring + st * (kStage / 16), threadIdx.x);
+#pragma unroll
+    for (int h = 0; h < kH; ++h) acc ^= consume(ring + (st * kH + h) * (kStage / 16), threadIdx.x);
     __syncwarp();
     if (lane == 0) mbar_arrive(bars + 8 * (stages + st));
   }
@@ -258,112 +290,199 @@ __device__ __forceinline__ std::uint32_t pack_bf16(float lo, float hi) {
   return *reinterpret_cast<const std::uint32_t*>(&h);
 }
 // 16-byte chunk c (0..15) of token row r of a [16][128] tile stored as two [16][64] blocks in the 128-byte swizzle.
+// kBlock: the bytes from the first 64 columns' block to the second's (one head: 16 x 128; decode-t-h4: H heads' worth).
+template <int kBlock = kPage * 128>
 __device__ __forceinline__ const unsigned char* swz_chunk(const unsigned char* tile, int r, int c) {
-  return tile + (c / 8) * (kPage * 128) + r * 128 + (((c % 8) ^ (r % 8)) << 4);
+  return tile + (c / 8) * kBlock + r * 128 + (((c % 8) ^ (r % 8)) << 4);
 }
 
-__global__ void __launch_bounds__(kConsumers + 32) gather_decode(const __grid_constant__ CUtensorMap map_k,
-                                                                 const __grid_constant__ CUtensorMap map_v,
-                                                                 const int* table, Shape s, int stages, int sms,
-                                                                 int per_sm, int* slots, unsigned long long* sum) {
+// One 16 x 8 block of 16-bit elements transposed across the warp (thread: row g, elements 2t, 2t + 1 in and out).
+__device__ __forceinline__ std::uint32_t movmatrix_t(std::uint32_t x) {
+  std::uint32_t y;
+  asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;\n" : "=r"(y) : "r"(x));
+  return y;
+}
+// kT: the transposed tile (decode-t): S^T = K Q^T with the 16 tokens as the MMA's rows and up to 8 queries (the GQA
+// group) as its columns, O^T = V^T P^T with 16 head dims per MMA, P^T passed from S^T's accumulators to the next
+// MMA's B operand by movmatrix. Half the mma.sync of the padded form (8 + 8 per tile instead of 16 + 16: no rows
+// padded from g to 16), half the accumulators (O^T: 32 registers), so more consumer warps fit; kW: consumer warps.
+// kH > 1 (decode-t-h4): a stage is one page of kH KV heads (boxes of 64 columns x 16 tokens x kH heads, laid out head
+// by head, each head's 16 x 64 block in the same swizzle as one head's), four copies of kH x 2 KB; consumer warp w
+// attends head w of every stage, as a decode CTA would for a group of KV heads.
+template <bool kT, int kW, bool kPre, int kH = 1>
+__global__ void __launch_bounds__(32 * kW + 32) gather_decode(const __grid_constant__ CUtensorMap map_k,
+                                                              const __grid_constant__ CUtensorMap map_v,
+                                                              const int* table, Shape s, int stages, int sms,
+                                                              int per_sm, int* slots, unsigned long long* sum) {
   extern __shared__ __align__(128) uint4 ring[];
   const Place p = take_place(sms, per_sm, slots);
   if (p.id < 0) return;
-  const std::uint32_t base = (smem_u32(ring) + 1023u) & ~1023u, bars = base + stages * kStage;
+  static_assert(kH == 1 || (kT && kW == kH), "a warp per head of the stage");
+  constexpr int kSt = kH * kStage, kBlock = kH * kPage * 128;
+  const std::uint32_t base = (smem_u32(ring) + 1023u) & ~1023u, bars = base + stages * kSt;
   const unsigned char* const tiles = reinterpret_cast<const unsigned char*>(ring) + (base - smem_u32(ring));
-  const int n = tiles_of_cta(s, p), warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  constexpr int kWarps = kConsumers / 32;
+  const Shape sg{s.reqs, s.pages_per_req, s.heads / kH};  // items over head groups
+  const int n = tiles_of_cta(sg, p), warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  constexpr int kWarps = kW;
   if (threadIdx.x == 0) {
     for (int i = 0; i < stages; ++i) {
       mbar_init(bars + 8 * i, 1);
-      mbar_init(bars + 8 * (stages + i), 1);  // the one warp that consumes the stage
+      mbar_init(bars + 8 * (stages + i), kH > 1 ? kW : 1);  // the warps that consume the stage
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
   if (warp == kWarps) {
+    Feed<kPre> feed;
     for (int t = 0; t < n; ++t) {
       const int st = t % stages;
-      const std::uint32_t full = bars + 8 * st, dst = base + st * kStage;
+      const std::uint32_t full = bars + 8 * st, dst = base + st * kSt;
+      const Tile tl = feed.at(t, table, sg, p, lane);
       mbar_wait(bars + 8 * (stages + st), ((t / stages) & 1) ^ 1);
-      const Tile tl = tile_of(t, table, s, p);
       if (lane == 0) {
-        arrive_expect_tx(full, kStage);
+        arrive_expect_tx(full, kSt);
+        // the maps' coordinates: (column, head, token) for one head; (column, token, head) for kH heads
+        const int c1 = kH > 1 ? tl.page * kPage : tl.head, c2 = kH > 1 ? tl.head * kH : tl.page * kPage;
         for (int h = 0; h < 2; ++h) {  // 64 columns per copy (the swizzle's limit: 128-byte rows)
-          tma_3d(dst + h * (kPage * 128), &map_k, 64 * h, tl.head, tl.page * kPage, full);
-          tma_3d(dst + kHalfStage + h * (kPage * 128), &map_v, 64 * h, tl.head, tl.page * kPage, full);
+          tma_3d(dst + h * kBlock, &map_k, 64 * h, c1, c2, full);
+          tma_3d(dst + kH * kHalfStage + h * kBlock, &map_v, 64 * h, c1, c2, full);
         }
       }
     }
     return;
   }
-  std::uint32_t q[kDim / 16][4];  // the synthetic queries: every element 1.0
-#pragma unroll
-  for (int kk = 0; kk < kDim / 16; ++kk) q[kk][0] = q[kk][1] = q[kk][2] = q[kk][3] = 0x3F803F80u;
-  float o[kDim / 8][4], m[2], l[2];
-  std::uint32_t acc = 0;
   const int lr = lane % 8, lm = lane / 8;  // ldmatrix: the row this lane addresses, of matrix lm
-  for (int t = warp; t < n; t += kWarps) {
-    if (t % kPagesPerItem < kWarps) {  // this warp's first tile of an item
+  if constexpr (kT) {
+    std::uint32_t qt[kDim / 16][2];  // Q^T as the B operand (dims x 8 queries): every element 1.0
 #pragma unroll
-      for (int j = 0; j < kDim / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
-      m[0] = m[1] = -1e30f;
-      l[0] = l[1] = 0.f;
-    }
-    const int st = t % stages;
-    mbar_wait(bars + 8 * st, (t / stages) & 1);
-    const unsigned char *kt = tiles + st * kStage, *vt = kt + kHalfStage;
-    float sc[2][4] = {};
+    for (int kk = 0; kk < kDim / 16; ++kk) qt[kk][0] = qt[kk][1] = 0x3F803F80u;
+    float ot[kDim / 16][4], m[2], l[2];  // O^T: dims 16 mi + g (+ 8) x queries 2t, 2t + 1; m, l of those queries
+    std::uint32_t acc = 0;
+    constexpr int kStep = kH > 1 ? 1 : kWarps;  // kH > 1: every warp takes every tile (its head of it)
+    for (int t = kH > 1 ? 0 : warp; t < n; t += kStep) {
+      if (t % kPagesPerItem < kStep) {
 #pragma unroll
-    for (int kk = 0; kk < kDim / 16; ++kk) {  // S = Q K^T: tokens 0-7 and 8-15, dims 16 kk .. 16 kk + 15
-      std::uint32_t b[4];
-      ldsm_x4(b, swz_chunk(kt, (lm >> 1) * 8 + lr, 2 * kk + (lm & 1)));
-      acc ^= b[0] ^ b[1] ^ b[2] ^ b[3];
-      mma16816<__nv_bfloat16>(sc[0], q[kk], b);
-      mma16816<__nv_bfloat16>(sc[1], q[kk], b + 2);
-    }
-    float mx[2];  // online softmax, rows g and g + 8 of the thread's quad
+        for (int j = 0; j < kDim / 16; ++j) ot[j][0] = ot[j][1] = ot[j][2] = ot[j][3] = 0.f;
+        m[0] = m[1] = -1e30f;
+        l[0] = l[1] = 0.f;
+      }
+      const int st = t % stages;
+      mbar_wait(bars + 8 * st, (t / stages) & 1);
+      const int head_off = kH > 1 ? warp * (kPage * 128) : 0;
+      const unsigned char *kt = tiles + st * kSt + head_off, *vt = tiles + st * kSt + kH * kHalfStage + head_off;
+      float sc[4] = {};  // S^T: tokens g, g + 8 x queries 2t, 2t + 1
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      mx[r] = fmaxf(fmaxf(sc[0][2 * r], sc[0][2 * r + 1]), fmaxf(sc[1][2 * r], sc[1][2 * r + 1])) * 0.1275f;
-      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-      mx[r] = fmaxf(mx[r], m[r]);
-    }
-    float alpha[2], rs[2] = {0.f, 0.f};
-    std::uint32_t pa[4];
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      alpha[r] = ex2(m[r] - mx[r]);
-      m[r] = mx[r];
+      for (int kk = 0; kk < kDim / 16; ++kk) {  // A = K (tokens x dims 16 kk ..): tokens 0-7 / 8-15, dims lo / hi
+        std::uint32_t a[4];
+        ldsm_x4(a, swz_chunk<kBlock>(kt, (lm & 1) * 8 + lr, 2 * kk + (lm >> 1)));
+        acc ^= a[0] ^ a[1] ^ a[2] ^ a[3];
+        mma16816<__nv_bfloat16>(sc, a, qt[kk]);
+      }
+      float alpha[2];
+      std::uint32_t pb[2];  // P^T as the B operand: tokens 2t, 2t + 1 (and + 8) of query g
       float e[4];
 #pragma unroll
-      for (int j = 0; j < 2; ++j)
+      for (int i = 0; i < 2; ++i) {  // query 2t + i: its 16 tokens lie across the 8 lanes of equal t
+        float mx = fmaxf(sc[i], sc[2 + i]) * 0.1275f;
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 4));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 8));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 16));
+        mx = fmaxf(mx, m[i]);
+        alpha[i] = ex2(m[i] - mx);
+        m[i] = mx;
+        e[i] = ex2(sc[i] * 0.1275f - mx);
+        e[2 + i] = ex2(sc[2 + i] * 0.1275f - mx);
+        l[i] = l[i] * alpha[i] + e[i] + e[2 + i];  // this lane's share; the 8 lanes' shares summed once per item
+      }
+      pb[0] = movmatrix_t(pack_bf16(e[0], e[1]));
+      pb[1] = movmatrix_t(pack_bf16(e[2], e[3]));
 #pragma unroll
-        for (int i = 0; i < 2; ++i) rs[r] += e[2 * j + i] = ex2(sc[j][2 * r + i] * 0.1275f - mx[r]);
-      pa[r] = pack_bf16(e[0], e[1]);      // A fragment: row g (r 0) or g + 8 (r 1), tokens 2t, 2t + 1
-      pa[2 + r] = pack_bf16(e[2], e[3]);  // tokens 2t + 8, 2t + 9
-      l[r] = l[r] * alpha[r] + rs[r];
+      for (int mi = 0; mi < kDim / 16; ++mi) {
+        ot[mi][0] *= alpha[0];
+        ot[mi][1] *= alpha[1];
+        ot[mi][2] *= alpha[0];
+        ot[mi][3] *= alpha[1];
+        std::uint32_t a[4];  // A = V^T (dims 16 mi .. x tokens): dims lo / hi of tokens 0-7, then of tokens 8-15
+        ldsm_x4_trans(a, swz_chunk<kBlock>(vt, (lm >> 1) * 8 + lr, 2 * mi + (lm & 1)));
+        acc ^= a[0] ^ a[1] ^ a[2] ^ a[3];
+        mma16816<__nv_bfloat16>(ot[mi], a, pb);
+      }
+      __syncwarp();
+      if (lane == 0) mbar_arrive(bars + 8 * (stages + st));
     }
+    float keep = l[0] + l[1];
 #pragma unroll
-    for (int j = 0; j < kDim / 8; ++j)
-      for (int i = 0; i < 4; ++i) o[j][i] *= alpha[i / 2];  // rows g (i 0, 1) and g + 8 (i 2, 3)
+    for (int j = 0; j < kDim / 16; ++j) keep += ot[j][0] + ot[j][1] + ot[j][2] + ot[j][3];
+    if (keep == 1234.5f) sum[1] = 1;
+    publish((acc >> 16) ^ (acc & 0xFFFFu), sum);
+  } else {
+    std::uint32_t q[kDim / 16][4];  // the synthetic queries: every element 1.0
 #pragma unroll
-    for (int jj = 0; jj < kDim / 16; ++jj) {  // O += P V: dims 16 jj .. 16 jj + 15
-      std::uint32_t b[4];
-      ldsm_x4_trans(b, swz_chunk(vt, (lm & 1) * 8 + lr, 2 * jj + (lm >> 1)));
-      acc ^= b[0] ^ b[1] ^ b[2] ^ b[3];
-      mma16816<__nv_bfloat16>(o[2 * jj], pa, b);
-      mma16816<__nv_bfloat16>(o[2 * jj + 1], pa, b + 2);
+    for (int kk = 0; kk < kDim / 16; ++kk) q[kk][0] = q[kk][1] = q[kk][2] = q[kk][3] = 0x3F803F80u;
+    float o[kDim / 8][4], m[2], l[2];
+    std::uint32_t acc = 0;
+    for (int t = warp; t < n; t += kWarps) {
+      if (t % kPagesPerItem < kWarps) {  // this warp's first tile of an item
+#pragma unroll
+        for (int j = 0; j < kDim / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
+        m[0] = m[1] = -1e30f;
+        l[0] = l[1] = 0.f;
+      }
+      const int st = t % stages;
+      mbar_wait(bars + 8 * st, (t / stages) & 1);
+      const unsigned char *kt = tiles + st * kStage, *vt = kt + kHalfStage;
+      float sc[2][4] = {};
+#pragma unroll
+      for (int kk = 0; kk < kDim / 16; ++kk) {  // S = Q K^T: tokens 0-7 and 8-15, dims 16 kk .. 16 kk + 15
+        std::uint32_t b[4];
+        ldsm_x4(b, swz_chunk(kt, (lm >> 1) * 8 + lr, 2 * kk + (lm & 1)));
+        acc ^= b[0] ^ b[1] ^ b[2] ^ b[3];
+        mma16816<__nv_bfloat16>(sc[0], q[kk], b);
+        mma16816<__nv_bfloat16>(sc[1], q[kk], b + 2);
+      }
+      float mx[2];  // online softmax, rows g and g + 8 of the thread's quad
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        mx[r] = fmaxf(fmaxf(sc[0][2 * r], sc[0][2 * r + 1]), fmaxf(sc[1][2 * r], sc[1][2 * r + 1])) * 0.1275f;
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+        mx[r] = fmaxf(mx[r], m[r]);
+      }
+      float alpha[2], rs[2] = {0.f, 0.f};
+      std::uint32_t pa[4];
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        alpha[r] = ex2(m[r] - mx[r]);
+        m[r] = mx[r];
+        float e[4];
+#pragma unroll
+        for (int j = 0; j < 2; ++j)
+#pragma unroll
+          for (int i = 0; i < 2; ++i) rs[r] += e[2 * j + i] = ex2(sc[j][2 * r + i] * 0.1275f - mx[r]);
+        pa[r] = pack_bf16(e[0], e[1]);      // A fragment: row g (r 0) or g + 8 (r 1), tokens 2t, 2t + 1
+        pa[2 + r] = pack_bf16(e[2], e[3]);  // tokens 2t + 8, 2t + 9
+        l[r] = l[r] * alpha[r] + rs[r];
+      }
+#pragma unroll
+      for (int j = 0; j < kDim / 8; ++j)
+        for (int i = 0; i < 4; ++i) o[j][i] *= alpha[i / 2];  // rows g (i 0, 1) and g + 8 (i 2, 3)
+#pragma unroll
+      for (int jj = 0; jj < kDim / 16; ++jj) {  // O += P V: dims 16 jj .. 16 jj + 15
+        std::uint32_t b[4];
+        ldsm_x4_trans(b, swz_chunk(vt, (lm & 1) * 8 + lr, 2 * jj + (lm >> 1)));
+        acc ^= b[0] ^ b[1] ^ b[2] ^ b[3];
+        mma16816<__nv_bfloat16>(o[2 * jj], pa, b);
+        mma16816<__nv_bfloat16>(o[2 * jj + 1], pa, b + 2);
+      }
+      __syncwarp();
+      if (lane == 0) mbar_arrive(bars + 8 * (stages + st));
     }
-    __syncwarp();
-    if (lane == 0) mbar_arrive(bars + 8 * (stages + st));
+    float keep = l[0] + l[1];
+#pragma unroll
+    for (int j = 0; j < kDim / 8; ++j) keep += o[j][0] + o[j][1] + o[j][2] + o[j][3];
+    if (keep == 1234.5f) sum[1] = 1;  // never true in practice; keeps O and l computed
+    publish((acc >> 16) ^ (acc & 0xFFFFu), sum);
   }
-  float keep = l[0] + l[1];
-#pragma unroll
-  for (int j = 0; j < kDim / 8; ++j) keep += o[j][0] + o[j][1] + o[j][2] + o[j][3];
-  if (keep == 1234.5f) sum[1] = 1;  // never true in practice; keeps O and l computed
-  publish((acc >> 16) ^ (acc & 0xFFFFu), sum);
 }
 
 // ---- the independent answer: both buffers read linearly ------------------------------------------------------
@@ -401,6 +520,36 @@ float median(std::vector<float> v) {
   return v[v.size() / 2];
 }
 
+// The methods by name: the kernel (cp.async: per depth, from cp_async_kernel), its consumer warps, and whether the
+// decode's 16-bit checksum applies. "-pre": the producer feeds its copies from the item's page ids loaded at once.
+struct Method {
+  const char* name;
+  void* kernel;
+  int consumer_warps;
+  bool decode;
+  int heads = 1;  // KV heads per stage
+};
+const Method kMethods[] = {
+    {"cp.async", nullptr, kConsumers / 32, false},
+    {"tma", reinterpret_cast<void*>(gather_async<true, false>), kConsumers / 32, false},
+    {"tma-pre", reinterpret_cast<void*>(gather_async<true, true>), kConsumers / 32, false},
+    {"tma-pre-h2", reinterpret_cast<void*>(gather_async<true, true, 2>), kConsumers / 32, false, 2},
+    {"tma-pre-h4", reinterpret_cast<void*>(gather_async<true, true, 4>), kConsumers / 32, false, 4},
+    {"bulk", reinterpret_cast<void*>(gather_async<false, false>), kConsumers / 32, false},
+    {"decode", reinterpret_cast<void*>(gather_decode<false, 4, false>), 4, true},
+    {"decode-pre", reinterpret_cast<void*>(gather_decode<false, 4, true>), 4, true},
+    {"decode-t", reinterpret_cast<void*>(gather_decode<true, 4, false>), 4, true},
+    {"decode-t-pre", reinterpret_cast<void*>(gather_decode<true, 4, true>), 4, true},
+    {"decode-t8", reinterpret_cast<void*>(gather_decode<true, 8, false>), 8, true},
+    {"decode-t8-pre", reinterpret_cast<void*>(gather_decode<true, 8, true>), 8, true},
+    {"decode-t-h4", reinterpret_cast<void*>(gather_decode<true, 4, true, 4>), 4, true, 4},
+};
+const Method* find_method(const std::string& name) {
+  for (const Method& m : kMethods)
+    if (name == m.name) return &m;
+  return nullptr;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -422,15 +571,17 @@ int main(int argc, char** argv) {
         const auto comma = m.find(',');
         part = m.substr(0, comma);
         m = comma == std::string::npos ? "" : m.substr(comma + 1);
-        if (part != "cp.async" && part != "tma" && part != "bulk" && part != "decode") {
-          std::fprintf(stderr, "podcheck_gather_bench: unknown method '%s' (cp.async, tma, bulk, decode)\n", part.c_str());
+        if (!find_method(part)) {
+          std::string known;
+          for (const Method& k : kMethods) known += std::string(known.empty() ? "" : ", ") + k.name;
+          std::fprintf(stderr, "podcheck_gather_bench: unknown method '%s' (%s)\n", part.c_str(), known.c_str());
           return 2;
         }
         methods.push_back(part);
       }
     } else {
       std::fprintf(stderr, "usage: podcheck_gather_bench [--sms 8,16,...] [--stages 2,4,...] [--per-sm 1,2,...] "
-                           "[--methods cp.async,tma,bulk] [--reps N] [--contiguous]\n");
+                           "[--methods cp.async,tma,bulk,...] [--reps N] [--contiguous]\n");
       return 2;
     }
   }
@@ -523,22 +674,35 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "podcheck_gather_bench: the driver has no cuTensorMapEncodeTiled\n");
     return 2;
   }
-  // decode: boxes of 64 columns in the 128-byte swizzle (ldmatrix reads them without bank conflicts)
-  CUtensorMap map_k{}, map_v{}, swz_k{}, swz_v{};
-  for (int i = 0; i < 4; ++i) {
-    const bool swz = i >= 2, is_v = i % 2;
-    const cuuint64_t dims[3] = {cuuint64_t(kDim), cuuint64_t(s.heads), cuuint64_t(pages * kPage)};
-    const cuuint64_t strides[2] = {cuuint64_t(kRowBytes), cuuint64_t(s.heads) * kRowBytes};
-    const cuuint32_t box[3] = {cuuint32_t(swz ? 64 : kDim), 1, cuuint32_t(kPage)}, elem[3] = {1, 1, 1};
-    CUtensorMap* map = swz ? (is_v ? &swz_v : &swz_k) : (is_v ? &map_v : &map_k);
-    const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, is_v ? v : k, dims, strides, box, elem,
+  // K (and V) as [pages * 16 tokens][heads][128] bf16; boxes of 16 tokens x h heads x 128 (tma, h = 1, 2, 4), and
+  // for decode boxes of 16 x 1 x 64 columns in the 128-byte swizzle (ldmatrix reads them without bank conflicts)
+  // heads_outer: dimensions (column, token, head) instead of (column, head, token), so that a box of several heads
+  // lands head by head (16 token rows each) rather than token by token
+  auto make_map = [&](char* buf, int inner, int heads, bool swz, bool heads_outer = false) {
+    CUtensorMap map{};
+    const cuuint64_t tokens = pages * kPage, head_stride = kRowBytes, token_stride = cuuint64_t(s.heads) * kRowBytes;
+    const cuuint64_t dims[3] = {cuuint64_t(kDim), heads_outer ? tokens : cuuint64_t(s.heads),
+                                heads_outer ? cuuint64_t(s.heads) : tokens};
+    const cuuint64_t strides[2] = {heads_outer ? token_stride : head_stride, heads_outer ? head_stride : token_stride};
+    const cuuint32_t box[3] = {cuuint32_t(inner), cuuint32_t(heads_outer ? kPage : heads),
+                               cuuint32_t(heads_outer ? heads : kPage)},
+                     elem[3] = {1, 1, 1};
+    const CUresult r = encode(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, buf, dims, strides, box, elem,
                               CU_TENSOR_MAP_INTERLEAVE_NONE, swz ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
                               CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) {
       std::fprintf(stderr, "podcheck_gather_bench: cuTensorMapEncodeTiled failed (%d)\n", int(r));
-      return 2;
+      std::exit(2);
     }
+    return map;
+  };
+  CUtensorMap map_k[5], map_v[5];  // by heads per box: 1, 2, 4
+  for (int h : {1, 2, 4}) {
+    map_k[h] = make_map(k, kDim, h, false);
+    map_v[h] = make_map(v, kDim, h, false);
   }
+  CUtensorMap swz_k = make_map(k, 64, 1, true), swz_v = make_map(v, 64, 1, true);
+  CUtensorMap swz4_k = make_map(k, 64, 4, true, true), swz4_v = make_map(v, 64, 4, true, true);
 
   std::printf("podcheck_gather_bench on %s (sm_%d%d, %d SMs)\n", prop.name, prop.major, prop.minor, n_sm);
   std::printf("cache: mix B's decode, %d requests x %d pages of %d tokens, %d KV heads, head_dim %d, bf16, NHD, pages %s:"
@@ -547,7 +711,7 @@ int main(int argc, char** argv) {
               kPagesPerItem, s.items());
   std::printf("ceiling in this run: D2D copy %.2f TB/s (read + write), %.3f ms for %.3f GB; medians of %d launches\n",
               copy_tbs, copy_ms, half / 1e9, reps);
-  std::printf("%-9s %6s %7s %6s %5s %8s %7s %6s %11s\n", "method", "stages", "KB/CTA", "CTA/SM", "SMs", "ms", "TB/s",
+  std::printf("%-13s %6s %7s %6s %5s %8s %7s %6s %11s\n", "method", "stages", "KB/CTA", "CTA/SM", "SMs", "ms", "TB/s",
               "%copy", "GB/s per SM");
   int bad = 0;
   const int max_smem = int(prop.sharedMemPerMultiprocessor);
@@ -556,29 +720,35 @@ int main(int argc, char** argv) {
   for (const std::string& m : methods)
     for (int per_sm : per_sm_list)
     for (int stages : stage_list) {
-      const bool async = m != "cp.async";
-      const int ring = stages * kStage + (async ? 16 * stages : 0) + (m == "decode" ? 1024 : 0);  // + alignment
+      const Method& me = *find_method(m);
+      const bool async = m != "cp.async", decode = me.decode;
+      const int stage_kb = me.heads * kStage / 1024;
+      const int ring = stages * me.heads * kStage + (async ? 16 * stages : 0) + (decode ? 1024 : 0);  // + alignment
       // per_sm CTAs fit on an SM (1 KB of each CTA's shared memory is the system's), per_sm + 1 do not
       const int cap = std::min(int(prop.sharedMemPerBlockOptin), max_smem / per_sm - 1024 - 64);
       const int smem = std::max(ring, max_smem / (per_sm + 1) - 1024 + 64);
       if (smem > cap) {
-        std::printf("%-9s %6d %7d %6d   does not fit\n", m.c_str(), stages, stages * kStage / 1024, per_sm);
+        std::printf("%-13s %6d %7d %6d   does not fit\n", m.c_str(), stages, stages * stage_kb, per_sm);
         continue;
       }
-      void* const f = m == "tma"      ? reinterpret_cast<void*>(gather_async<true>)
-                      : m == "bulk"   ? reinterpret_cast<void*>(gather_async<false>)
-                      : m == "decode" ? reinterpret_cast<void*>(gather_decode)
-                                      : cp_async_kernel(stages);
+      // a decode stage belongs to one consumer warp at a time only if the warps divide the ring (warp w takes tiles
+      // w, w + W, ...; otherwise a warp could wait on a stage's parity a whole ring early)
+      if (decode && me.heads == 1 && stages % me.consumer_warps != 0) {
+        std::printf("%-13s %6d   not run: the depth is no multiple of the %d consumer warps\n", m.c_str(), stages,
+                    me.consumer_warps);
+        continue;
+      }
+      void* const f = async ? me.kernel : cp_async_kernel(stages);
       if (!f) {
-        std::printf("%-9s %6d   not built for this depth (cp.async: 2, 4, 8, 16, 24)\n", m.c_str(), stages);
+        std::printf("%-13s %6d   not built for this depth (cp.async: 2, 4, 8, 16, 24)\n", m.c_str(), stages);
         continue;
       }
       CHECK_CUDA(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-      const int threads = async ? kConsumers + 32 : kConsumers;
+      const int threads = async ? 32 * me.consumer_warps + 32 : kConsumers;
       int resident = 0;
       CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, f, threads, smem));
       if (resident != per_sm) {
-        std::printf("%-9s %6d %7d %6d   %d CTAs per SM, not %d\n", m.c_str(), stages, stages * kStage / 1024, per_sm, resident,
+        std::printf("%-13s %6d %7d %6d   %d CTAs per SM, not %d\n", m.c_str(), stages, stages * stage_kb, per_sm, resident,
                     per_sm);
         continue;
       }
@@ -590,11 +760,12 @@ int main(int argc, char** argv) {
           if (m == "cp.async") {
             void* args[] = {&k, &v, &table, &sh, &sm_n, &per, &slots, &sum};
             CHECK_CUDA(cudaLaunchKernel(f, dim3(n_sm * per_sm), dim3(threads), args, smem, nullptr));
-          } else if (m == "decode") {
-            void* args[] = {&swz_k, &swz_v, &table, &sh, &st, &sm_n, &per, &slots, &sum};
+          } else if (decode) {
+            void* args[] = {me.heads > 1 ? &swz4_k : &swz_k, me.heads > 1 ? &swz4_v : &swz_v, &table, &sh, &st, &sm_n,
+                            &per, &slots, &sum};
             CHECK_CUDA(cudaLaunchKernel(f, dim3(n_sm * per_sm), dim3(threads), args, smem, nullptr));
           } else {
-            void* args[] = {&map_k, &map_v, &k, &v, &table, &sh, &st, &sm_n, &per, &slots, &sum};
+            void* args[] = {&map_k[me.heads], &map_v[me.heads], &k, &v, &table, &sh, &st, &sm_n, &per, &slots, &sum};
             CHECK_CUDA(cudaLaunchKernel(f, dim3(n_sm * per_sm), dim3(threads), args, smem, nullptr));
           }
         };
@@ -604,15 +775,15 @@ int main(int argc, char** argv) {
         CHECK_CUDA(cudaDeviceSynchronize());
         unsigned long long got = 0;
         CHECK_CUDA(cudaMemcpy(&got, sum, sizeof got, cudaMemcpyDeviceToHost));
-        if (const unsigned long long w = m == "decode" ? want16 : want; got != w) {
-          std::printf("%-9s %6d %7d %6d %5d   WRONG BYTES: checksum %016llx, the linear read's %016llx\n", m.c_str(),
-                      stages, stages * kStage / 1024, per_sm, sms, got, w);
+        if (const unsigned long long w = decode ? want16 : want; got != w) {
+          std::printf("%-13s %6d %7d %6d %5d   WRONG BYTES: checksum %016llx, the linear read's %016llx\n", m.c_str(),
+                      stages, stages * stage_kb, per_sm, sms, got, w);
           ++bad;
           continue;
         }
         const float ms = time_ms(launch);
         const double tbs = 2.0 * half / (ms * 1e-3) / 1e12;
-        std::printf("%-9s %6d %7d %6d %5d %8.3f %7.2f %5.1f%% %11.1f\n", m.c_str(), stages, stages * kStage / 1024, per_sm,
+        std::printf("%-13s %6d %7d %6d %5d %8.3f %7.2f %5.1f%% %11.1f\n", m.c_str(), stages, stages * stage_kb, per_sm,
                     sms, ms, tbs, 100.0 * tbs / copy_tbs, tbs * 1e3 / sms);
         std::fflush(stdout);
       }
