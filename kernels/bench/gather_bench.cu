@@ -56,10 +56,13 @@ namespace {
 using podcheck::kernels::sm80::ldsm_x4;
 using podcheck::kernels::sm80::ldsm_x4_trans;
 using podcheck::kernels::sm80::mma16816;
+using podcheck::kernels::sm80::movmatrix_trans;
 using podcheck::kernels::sm80::smem_u32;
+using podcheck::kernels::sm90::arrive_expect_tx;
 using podcheck::kernels::sm90::mbar_arrive;
 using podcheck::kernels::sm90::mbar_init;
 using podcheck::kernels::sm90::mbar_wait;
+using podcheck::kernels::sm90::tma_load_3d;
 
 constexpr int kPage = 16, kDim = 128, kRowBytes = kDim * 2;
 constexpr int kHalfStage = kPage * kRowBytes;  // one page of K (or V) of one head
@@ -195,17 +198,6 @@ void* cp_async_kernel(int stages) {
 }
 
 // ---- producer + 4 consumer warps on mbarriers (tma, bulk) ------------------------------------------------------
-__device__ __forceinline__ void arrive_expect_tx(std::uint32_t bar, std::uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void tma_3d(std::uint32_t dst, const CUtensorMap* map, int c0, int c1, int c2,
-                                       std::uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(
-          dst),
-      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
-      : "memory");
-}
 __device__ __forceinline__ void bulk_1d(std::uint32_t dst, const void* src, std::uint32_t bytes, std::uint32_t bar) {
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
                "l"(src), "r"(bytes), "r"(bar)
@@ -246,8 +238,8 @@ __global__ void __launch_bounds__(kConsumers + 32) gather_async(const __grid_con
       if constexpr (kTma) {
         if (lane == 0) {
           arrive_expect_tx(full, kSt);
-          tma_3d(dst, &map_k, 0, tl.head * kH, tl.page * kPage, full);
-          tma_3d(dst + kH * kHalfStage, &map_v, 0, tl.head * kH, tl.page * kPage, full);
+          tma_load_3d(dst, &map_k, 0, tl.head * kH, tl.page * kPage, full);
+          tma_load_3d(dst + kH * kHalfStage, &map_v, 0, tl.head * kH, tl.page * kPage, full);
         }
       } else {
         if (lane == 0) arrive_expect_tx(full, kStage);
@@ -296,12 +288,6 @@ __device__ __forceinline__ const unsigned char* swz_chunk(const unsigned char* t
   return tile + (c / 8) * kBlock + r * 128 + (((c % 8) ^ (r % 8)) << 4);
 }
 
-// One 16 x 8 block of 16-bit elements transposed across the warp (thread: row g, elements 2t, 2t + 1 in and out).
-__device__ __forceinline__ std::uint32_t movmatrix_t(std::uint32_t x) {
-  std::uint32_t y;
-  asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;\n" : "=r"(y) : "r"(x));
-  return y;
-}
 // kT: the transposed tile (decode-t): S^T = K Q^T with the 16 tokens as the MMA's rows and up to 8 queries (the GQA
 // group) as its columns, O^T = V^T P^T with 16 head dims per MMA, P^T passed from S^T's accumulators to the next
 // MMA's B operand by movmatrix. Half the mma.sync of the padded form (8 + 8 per tile instead of 16 + 16: no rows
@@ -344,8 +330,8 @@ __global__ void __launch_bounds__(32 * kW + 32) gather_decode(const __grid_const
         // the maps' coordinates: (column, head, token) for one head; (column, token, head) for kH heads
         const int c1 = kH > 1 ? tl.page * kPage : tl.head, c2 = kH > 1 ? tl.head * kH : tl.page * kPage;
         for (int h = 0; h < 2; ++h) {  // 64 columns per copy (the swizzle's limit: 128-byte rows)
-          tma_3d(dst + h * kBlock, &map_k, 64 * h, c1, c2, full);
-          tma_3d(dst + kH * kHalfStage + h * kBlock, &map_v, 64 * h, c1, c2, full);
+          tma_load_3d(dst + h * kBlock, &map_k, 64 * h, c1, c2, full);
+          tma_load_3d(dst + kH * kHalfStage + h * kBlock, &map_v, 64 * h, c1, c2, full);
         }
       }
     }
@@ -394,8 +380,8 @@ __global__ void __launch_bounds__(32 * kW + 32) gather_decode(const __grid_const
         e[2 + i] = ex2(sc[2 + i] * 0.1275f - mx);
         l[i] = l[i] * alpha[i] + e[i] + e[2 + i];  // this lane's share; the 8 lanes' shares summed once per item
       }
-      pb[0] = movmatrix_t(pack_bf16(e[0], e[1]));
-      pb[1] = movmatrix_t(pack_bf16(e[2], e[3]));
+      pb[0] = movmatrix_trans(pack_bf16(e[0], e[1]));
+      pb[1] = movmatrix_trans(pack_bf16(e[2], e[3]));
 #pragma unroll
       for (int mi = 0; mi < kDim / 16; ++mi) {
         ot[mi][0] *= alpha[0];

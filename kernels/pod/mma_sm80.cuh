@@ -1,6 +1,6 @@
 // The warp-level building blocks (sm_80+) that podcheck-cuda's kernels, the wgmma probe and the gather bench share:
-// a generic pointer's shared-space address, ldmatrix (x4, plain and transposed) and mma.sync m16n8k16 with fp32
-// accumulators. PTX ISA, "Warp Level Matrix Multiply-Accumulate Instructions" (fragment layouts).
+// a generic pointer's shared-space address, ldmatrix (x4, plain and transposed), movmatrix (transposed) and mma.sync
+// m16n8k16 with fp32 accumulators. PTX ISA, "Warp Level Matrix Multiply-Accumulate Instructions" (fragment layouts).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -26,6 +26,14 @@ __device__ __forceinline__ void ldsm_x4_trans(std::uint32_t* r, const void* p) {
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(smem_u32(p))
                : "memory");
+}
+// One 8 x 8 matrix of 16-bit elements transposed across the warp: the thread holding elements (r, 2c), (r, 2c + 1)
+// in x (r = lane / 4, c = lane % 4) receives elements (2c, r), (2c + 1, r) of x in the same positions. Turns an
+// accumulator fragment, packed to 16 bits, into the B operand of the next mma.sync.
+__device__ __forceinline__ std::uint32_t movmatrix_trans(std::uint32_t x) {
+  std::uint32_t y;
+  asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;\n" : "=r"(y) : "r"(x));
+  return y;
 }
 // c (16 x 8, fp32) += a (16 x 16, row) b (16 x 8, col), 16-bit inputs of type T.
 template <class T> __device__ __forceinline__ void mma16816(float* c, const std::uint32_t* a, const std::uint32_t* b);

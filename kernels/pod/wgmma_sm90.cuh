@@ -84,6 +84,29 @@ __device__ __forceinline__ void mbar_wait(std::uint32_t bar, std::uint32_t parit
       "r"(parity)
       : "memory");
 }
+// An arrival that also expects `bytes` more of asynchronous copies to land on the barrier before the phase completes.
+__device__ __forceinline__ void arrive_expect_tx(std::uint32_t bar, std::uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+// Tensor copies (TMA) of one box from global memory to shared memory at dst, described by the tensor map at `map`
+// (a CUtensorMap in kernel-parameter, constant or global memory), at element coordinates c0 (innermost) ..; the
+// bytes land on mbarrier `bar` (complete_tx).
+__device__ __forceinline__ void tma_load_3d(std::uint32_t dst, const void* map, int c0, int c1, int c2,
+                                            std::uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(
+          dst),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+      : "memory");
+}
+__device__ __forceinline__ void tma_load_4d(std::uint32_t dst, const void* map, int c0, int c1, int c2, int c3,
+                                            std::uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(
+          dst),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
+      : "memory");
+}
 // The warpgroup's register budget per thread, changed at run time (sm_90a): the producer gives registers back,
 // the consumers take them. Every warp of the warpgroup executes it; the kernel needs a register cap at entry.
 template <int N> __device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N)); }
