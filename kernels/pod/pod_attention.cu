@@ -90,6 +90,11 @@
 //                   thread's loads before its first conversion. Mix A-e4m3 on the H100, same call, two rounds:
 //                   fused 0.410-0.415 -> 0.359-0.363 ms, prefill alone 0.197-0.199 -> 0.178-0.181, decode alone
 //                   0.245-0.248 -> 0.234-0.235; 16-bit mix A unchanged. The same operations on the same values.
+//   (opt-in, v3.12's default paths unchanged) notebook steps 20-21: form 3 (PODCHECK_CUDA_WS=3, SMs split by side)
+//                   runs its decode by groups of 4 KV heads fed by tensor copies on the transposed tile (gd_cta) where
+//                   the decode qualifies, with the SM split refitted to it (ws_split_sms_gdec). H100, same call,
+//                   against the default: B 0.546 -> 0.483 ms, Sp 0.430 -> 0.384, C 0.402 -> 0.394, A 0.426 -> 0.435;
+//                   the default tier 4,017 / 4,017 under it. PODCHECK_CUDA_GDEC=0: form 3's decode warpgroups.
 #include "kernels/host/cuda_check.hpp"
 #include "kernels/pod/fast_div.hpp"
 #include "kernels/pod/mma_sm80.cuh"
@@ -107,16 +112,21 @@
 // host reads the one the loaded image holds (its prefill KV tile, pod_run_stats::tile_kv, depends on it).
 __device__ int podcheck_wgmma_built = PODCHECK_WGMMA;  // read-only in practice; not const, so it is emitted
 
+#include <cuda.h>  // CUtensorMap
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
+#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -128,6 +138,7 @@ namespace {
 using sm80::ldsm_x4;
 using sm80::ldsm_x4_trans;
 using sm80::mma16816;
+using sm80::movmatrix_trans;
 using sm80::smem_u32;
 
 constexpr int kMaxSms = 1024;
@@ -166,6 +177,12 @@ struct KParams {
   int* counters;  // [0] prefill queue head, [1] decode queue head, [2 + sm] per-SM tickets
   int ctas_per_sm, prefill_ctas_per_sm;
   int ws_prefill_ctas;  // pod_ws_kernel with SMs split by side: CTAs (one per SM) 0 .. ws_prefill_ctas - 1 run the prefill
+  // (split SMs) the group decode (gd_cta; PreparedPod sets it up where the decode qualifies): on, its groups (per group
+  // the decode items of kGdHeads consecutive KV heads of one request and chunk, in head order) and the decode side's
+  // K and V as 4-D tensor maps (column, slot, head, page; boxes of 64 x 16 x kGdHeads x 1, 128-byte swizzle)
+  int gdec, gdec_n;
+  const int4* gdec_groups;
+  CUtensorMap gdec_k, gdec_v;
   ItemSpan* timeline;  // null, or a timeline launch: one span per item and per CTA (PreparedPod::launch_timeline)
   int* timeline_count;
   int timeline_cap;
@@ -811,6 +828,10 @@ struct RowOut {
     if (part) *reinterpret_cast<float2*>(part + col) = make_float2(a0 * f, a1 * f);
     else *reinterpret_cast<std::uint32_t*>(out + col) = Pack2<QT>::pack(a0 * f, a1 * f);
   }
+  __device__ __forceinline__ void put1(int col, float a) const {  // column col alone
+    if (part) part[col] = a * f;
+    else out[col] = from_f<QT>(a * f);
+  }
   __device__ __forceinline__ void put_lse() const {
     if (lse_dst) *lse_dst = lse;
   }
@@ -1310,8 +1331,21 @@ constexpr bool kWsPingPong = kWsPipe && PODCHECK_WS_PINGPONG != 0;
 // registers per thread after setmaxnreg: 128 x 56 + 256 x 224 = 64,512 of the SM's 65,536
 constexpr int kWsProducerRegs = PODCHECK_WS_PRODUCER_REGS;
 constexpr int kWsConsumerRegs = (65536 - 128 * kWsProducerRegs) / 256 / 8 * 8 > 256 ? 256 : (65536 - 128 * kWsProducerRegs) / 256 / 8 * 8;
+// (split SMs) the group decode's pipelines (gd_cta below): their constants and shared-memory layout
+constexpr int kGdHeads = 4, kGdStages = 3, kGdPipes = 2, kGdPage = 16;
+constexpr int kGdFirst = 1, kGdLast = 2, kGdEmpty = 4, kGdEnd = 8;  // a stage's meta flags
+template <int D> struct GdSmem {
+  static constexpr int half = kGdHeads * kGdPage * 128;  // one 64-column block of K (or V) of a stage: [heads][16][64]
+  static constexpr int kv = (D / 64) * half;
+  static constexpr int stage = 2 * kv;  // K then V
+  static constexpr int meta_off = kGdStages * stage;             // int4 per stage: group, first token, flags
+  static constexpr int bar_off = meta_off + 16 * kGdStages;      // full[stages], empty[stages]
+  static constexpr int pipe = (bar_off + 16 * kGdStages + 1023) / 1024 * 1024;
+  static constexpr int bytes = kGdPipes * pipe;
+  static_assert(half % 1024 == 0, "each head's 16 x 64 block starts a swizzle period (2 KB per head)");
+};
 // Layout: K / V ring | Q tile | (kWsCoResident) the decode warpgroup's region | mbarriers | item ring and decode slots;
-// kWsSplitSms: the mbarriers after the larger of that and a decode CTA's three regions.
+// kWsSplitSms: the mbarriers after the largest of that, a decode CTA's three regions and the group decode's pipelines.
 template <int D, int MODE> struct WsSmem {
   static constexpr bool FUSED = MODE == kWsCoResident;
   static constexpr int TK = PODCHECK_WS_TK;          // KV tokens per tile
@@ -1336,7 +1370,9 @@ template <int D, int MODE> struct WsSmem {
                                                                                          : 2;
   static constexpr int q_off = NS * stage;
   static constexpr int dec_off = q_off + q_bytes;
-  static constexpr int body = dec_off + dec_bytes > dec3_bytes ? dec_off + dec_bytes : dec3_bytes;
+  static constexpr int body0 = dec_off + dec_bytes > dec3_bytes ? dec_off + dec_bytes : dec3_bytes;
+  // (split SMs) a decode CTA on the group path: its pipelines' regions
+  static constexpr int body = MODE == kWsSplitSms && GdSmem<D>::bytes > body0 ? GdSmem<D>::bytes : body0;
   static constexpr int bar_off = body;                 // mbarriers: full[NS], empty[NS], q_full, q_empty,
   static constexpr int n_bars = 2 * NS + 2 + 4;        // item_full[2], item_empty[2]
   static constexpr int item_off = bar_off + 8 * n_bars;  // ints: the item ring's two indices, decode slots [3], done
@@ -1392,6 +1428,224 @@ __device__ __forceinline__ void ws_cta_done(const KParams& P, int* s_done, std::
   if (workers == 1 || atomicAdd(s_done, 1) == workers - 1) put_span(P, t_entry, -1, role, role, workers);
 }
 
+// ---- (split SMs) the decode by groups of KV heads, fed by tensor copies (opt-in, notebook steps 20-21) ------------
+// A decode CTA of the split form runs kGdPipes pipelines, each one producer warp and kGdHeads consumer warps. The
+// producer takes a group (the decode items of kGdHeads consecutive KV heads of one request and chunk, built by the
+// host: KParams::gdec_groups) from the decode queue and copies it page by page: a stage is one page of those heads' K and
+// V, four tensor copies of kGdHeads x 16 tokens x 64 columns in the 128-byte swizzle (a 4-D tensor map per side:
+// column, slot, head, page), completing on the stage's full barrier together with the stage's meta (group, first
+// token, first / last page of the item). Consumer warp w attends head w of every stage on the transposed tile: S^T =
+// K Q^T with the page's 16 tokens as mma.sync's rows and the GQA group (g <= 8 packed rows) as its 8 columns, an
+// online softmax per column, O^T += V^T P^T with P^T handed from S^T's accumulators to the B operand by movmatrix;
+// at the item's last page it writes its rows (the item's own output or split partial, as decode_item does). A
+// tensor copy moves whole pages: tokens outside the item's range get -inf logits, and their V rows are zeroed in
+// shared memory first (P is 0 there, but 0 x NaN is not 0). Why groups: a CTA issues about 10 M tensor copies per
+// second whatever their size, so copies of one head (2 KB) held a computing decode CTA to ~26 GB/s, copies of four
+// (8 KB) let two such pipelines per SM gather at ~85 GB/s (podcheck_gather_bench, decode-t-h4).
+// Byte offset of 16-byte chunk c (0 .. D / 8 - 1) of token row r in one head's tile of a stage.
+template <int D> __device__ __forceinline__ std::uint32_t gd_chunk(int r, int c) {
+  return std::uint32_t(c / 8) * GdSmem<D>::half + sm90::swz128(r, c % 8);
+}
+
+template <int D, class QT>
+__device__ __forceinline__ void gd_producer(const KParams& P, unsigned char* pipe, int lane) {
+  using G = GdSmem<D>;
+  using namespace sm90;
+  const SideDev& SDv = P.side[1];
+  const std::uint32_t base = smem_u32(pipe), full0 = base + G::bar_off, empty0 = full0 + 8 * kGdStages;
+  int4* meta = reinterpret_cast<int4*>(pipe + G::meta_off);
+  int k = 0;  // stages handed out
+  auto stage_out = [&](int4 mt, int page, int head0, bool copy) {
+    const int st = k % kGdStages;
+    mbar_wait(empty0 + 8 * st, ((k / kGdStages) & 1) ^ 1);  // every consumer warp is done with its last use
+    if (lane == 0) {
+      meta[st] = mt;  // published by the arrival below (release), read after the consumers' wait (acquire)
+      const std::uint32_t full = full0 + 8 * st, dst = base + st * G::stage;
+      if (copy) {
+        arrive_expect_tx(full, G::stage);
+#pragma unroll
+        for (int h = 0; h < D / 64; ++h) {
+          tma_load_4d(dst + h * G::half, &P.gdec_k, 64 * h, 0, head0, page, full);
+          tma_load_4d(dst + G::kv + h * G::half, &P.gdec_v, 64 * h, 0, head0, page, full);
+        }
+      } else {
+        mbar_arrive(full);
+      }
+    }
+    ++k;
+  };
+  for (;;) {
+    int gi = 0;
+    if (lane == 0) gi = atomicAdd(&P.counters[1], 1);
+    gi = __shfl_sync(0xffffffffu, gi, 0);
+    if (gi >= P.gdec_n) {
+      stage_out(make_int4(-1, 0, kGdEnd, 0), 0, 0, false);
+      return;
+    }
+    const WorkItem it = SDv.items[P.gdec_groups[gi].x];
+    const ItemCtx c = item_ctx(P, SDv, it, kTileQDecode);
+    if (c.kv_hi <= c.kv_lo) {  // no key: the rows are still written (zeros, LSE -inf)
+      stage_out(make_int4(gi, 0, kGdFirst | kGdLast | kGdEmpty, 0), 0, 0, false);
+      continue;
+    }
+    const int p_lo = c.kv_lo / kGdPage, p_hi = (c.kv_hi - 1) / kGdPage;
+    int ids = 0;  // the item's page ids, 32 at a time, one per lane
+    for (int p = p_lo; p <= p_hi; ++p) {
+      if ((p - p_lo) % 32 == 0) ids = p + lane <= p_hi ? SDv.s.kv.indices[c.page_base + p + lane] : 0;
+      const int page = __shfl_sync(0xffffffffu, ids, (p - p_lo) % 32);
+      stage_out(make_int4(gi, p * kGdPage, (p == p_lo ? kGdFirst : 0) | (p == p_hi ? kGdLast : 0), 0), page, it.kv_head,
+                true);
+    }
+  }
+}
+
+template <int D, class QT>
+__device__ __forceinline__ void gd_consumer(const KParams& P, unsigned char* pipe, int w, int lane, bool timed) {
+  using G = GdSmem<D>;
+  using namespace sm90;
+  constexpr int NK = D / 16;
+  const SideDev& SDv = P.side[1];
+  const std::uint32_t base = smem_u32(pipe), full0 = base + G::bar_off, empty0 = full0 + 8 * kGdStages;
+  const int4* meta = reinterpret_cast<const int4*>(pipe + G::meta_off);
+  const int gq = lane >> 2, tq = lane & 3, lr = lane & 7, lm = lane >> 3;
+  std::uint32_t qf[NK][2];  // Q^T as the B operand: column gq is packed row gq, dims 16 kk + 2 tq (+ 8)
+  float o[NK][4];           // O^T: dims 16 mi + gq (+ 8) x packed rows 2 tq, 2 tq + 1
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
+  WorkItem it{};
+  ItemCtx c{};
+  int idx = 0;
+  std::uint64_t t_item = 0;
+  for (int k = 0;; ++k) {
+    const int st = k % kGdStages;
+    mbar_wait(full0 + 8 * st, (k / kGdStages) & 1);
+    const int4 mt = meta[st];
+    if (mt.z & kGdEnd) return;
+    if (mt.z & kGdFirst) {
+      idx = (&P.gdec_groups[mt.x].x)[w];
+      it = SDv.items[idx];
+      c = item_ctx(P, SDv, it, kTileQDecode);
+      if (timed && lane == 0) t_item = globaltimer();
+      const bool qv = gq < c.packed;
+      const QT* q = static_cast<const QT*>(SDv.s.q);
+      if (qv) {
+        const int i = P.gdiv.div(gq), h = it.kv_head * P.group + P.gdiv.mod(gq, i);
+        q += (std::int64_t)(c.q_start + i) * SDv.s.q_stride_row + (std::int64_t)h * SDv.s.q_stride_head + 2 * tq;
+      }
+#pragma unroll
+      for (int kk = 0; kk < NK; ++kk) {
+        qf[kk][0] = qv ? *reinterpret_cast<const std::uint32_t*>(q + 16 * kk) : 0u;
+        qf[kk][1] = qv ? *reinterpret_cast<const std::uint32_t*>(q + 16 * kk + 8) : 0u;
+      }
+#pragma unroll
+      for (int mi = 0; mi < NK; ++mi) o[mi][0] = o[mi][1] = o[mi][2] = o[mi][3] = 0.f;
+      m[0] = m[1] = -INFINITY;
+      l[0] = l[1] = 0.f;
+    }
+    if (!(mt.z & kGdEmpty)) {
+      unsigned char* kt = pipe + st * G::stage + w * (kGdPage * 128);
+      unsigned char* vt = kt + G::kv;
+      const int t0 = mt.y;
+      const bool partial = t0 < c.kv_lo || t0 + kGdPage > c.kv_hi;
+      if (partial) {  // V rows of tokens outside [kv_lo, kv_hi) zeroed; then visible to the warp's ldmatrix
+        for (int e = lane; e < kGdPage * (D / 8); e += 32) {
+          const int r = e / (D / 8), tok = t0 + r;
+          if (tok < c.kv_lo || tok >= c.kv_hi)
+            *reinterpret_cast<uint4*>(vt + gd_chunk<D>(r, e % (D / 8))) = make_uint4(0, 0, 0, 0);
+        }
+        fence_async_smem();  // before the stage goes back to the tensor copies (async proxy)
+        __syncwarp();
+      }
+      float sc[4] = {0.f, 0.f, 0.f, 0.f};  // S^T: tokens gq, gq + 8 x packed rows 2 tq, 2 tq + 1
+#pragma unroll
+      for (int kk = 0; kk < NK; ++kk) {  // A = K (tokens x dims 16 kk ..): tokens 0-7 / 8-15 of dims lo, then hi
+        std::uint32_t a[4];
+        ldsm_x4(a, kt + gd_chunk<D>((lm & 1) * 8 + lr, 2 * kk + (lm >> 1)));
+        mma16816<QT>(sc, a, qf[kk]);
+      }
+      float e[4], alpha[2];
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {  // packed row 2 tq + j: its 16 tokens across the 8 lanes of equal tq
+        float x0 = sc[j] * SDv.scale_log2, x1 = sc[2 + j] * SDv.scale_log2;
+        if (partial) {
+          if (t0 + gq < c.kv_lo || t0 + gq >= c.kv_hi) x0 = -INFINITY;
+          if (t0 + gq + 8 < c.kv_lo || t0 + gq + 8 >= c.kv_hi) x1 = -INFINITY;
+        }
+        float mx = fmaxf(x0, x1);
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 4));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 8));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 16));
+        mx = fmaxf(mx, m[j]);  // finite: every page of the item holds a token in range
+        alpha[j] = ex2(m[j] - mx);
+        m[j] = mx;
+        e[j] = ex2(x0 - mx);
+        e[2 + j] = ex2(x1 - mx);
+        l[j] = l[j] * alpha[j] + e[j] + e[2 + j];  // this lane's tokens; the 8 lanes' shares summed at the end
+      }
+      const std::uint32_t pb[2] = {movmatrix_trans(Pack2<QT>::pack(e[0], e[1])),
+                                   movmatrix_trans(Pack2<QT>::pack(e[2], e[3]))};
+#pragma unroll
+      for (int mi = 0; mi < NK; ++mi) {  // A = V^T (dims 16 mi .. x tokens): dims lo / hi of tokens 0-7, then 8-15
+        o[mi][0] *= alpha[0];
+        o[mi][1] *= alpha[1];
+        o[mi][2] *= alpha[0];
+        o[mi][3] *= alpha[1];
+        std::uint32_t a[4];
+        ldsm_x4_trans(a, vt + gd_chunk<D>((lm >> 1) * 8 + lr, 2 * mi + (lm & 1)));
+        mma16816<QT>(o[mi], a, pb);
+      }
+    }
+    __syncwarp();
+    if (lane == 0) mbar_arrive(empty0 + 8 * st);
+    if (mt.z & kGdLast) {  // the item's rows: packed rows 2 tq, 2 tq + 1 of this lane's columns
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        float d = l[j];
+        d += __shfl_xor_sync(0xffffffffu, d, 4);
+        d += __shfl_xor_sync(0xffffffffu, d, 8);
+        d += __shfl_xor_sync(0xffffffffu, d, 16);
+        const int prow = 2 * tq + j;
+        if (prow >= c.packed) continue;
+        const RowOut<D, QT> r = row_out<D, QT>(P, SDv, it, c.q_start, c.qo_len, prow, m[j], d);
+#pragma unroll
+        for (int mi = 0; mi < NK; ++mi) {
+          r.put1(16 * mi + gq, o[mi][j]);
+          r.put1(16 * mi + gq + 8, o[mi][2 + j]);
+        }
+        if (gq == 0) r.put_lse();
+      }
+      if (timed && lane == 0) put_span(P, t_item, idx, 1, 1);
+    }
+  }
+}
+
+// A decode CTA of the split form on the group path: warps 5 p .. 5 p + 4 are pipeline p (consumers, then producer).
+template <int D, class QT>
+__device__ __forceinline__ void gd_cta(const KParams& P, unsigned char* smem, int* s_done, bool timed) {
+  using G = GdSmem<D>;
+  using namespace sm90;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, p = warp / (kGdHeads + 1), role = warp % (kGdHeads + 1);
+  const std::uint64_t t_entry = timed ? globaltimer() : 0;
+  if (threadIdx.x == 0) {
+    for (int q = 0; q < kGdPipes; ++q) {
+      const std::uint32_t bars = smem_u32(smem + q * G::pipe) + G::bar_off;
+      for (int st = 0; st < kGdStages; ++st) {
+        mbar_init(bars + 8 * st, 1);                          // the producer's arrival (+ the copies' bytes)
+        mbar_init(bars + 8 * (kGdStages + st), kGdHeads);      // one per consumer warp
+      }
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  if (p >= kGdPipes) return;
+  unsigned char* pipe = smem + p * G::pipe;
+  if (role == kGdHeads) {
+    gd_producer<D, QT>(P, pipe, lane);
+  } else {
+    gd_consumer<D, QT>(P, pipe, role, lane, timed);
+    ws_cta_done(P, s_done, t_entry, lane, timed, kGdPipes * kGdHeads, 1);  // each consumer warp runs items
+  }
+}
+
 template <int D, class QT, int MODE>
 __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_constant__ KParams P) {
 #if PODCHECK_WGMMA
@@ -1437,8 +1691,12 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
   __syncthreads();
 
   if (MODE == kWsSplitSms && decode_cta) {  // ---- (split SMs) a decode CTA: three warpgroups of decode items ----
-    ws_decode_items<D, QT, 0>(P, smem + wg * Smem<D, __half>::dec_bytes, wtid, 3 + wg, s_item + 2 + wg, timed, 1);
-    ws_cta_done(P, s_done, t_entry, wtid, timed, 3, 1);
+    if (P.gdec) {  // or the group path's pipelines
+      gd_cta<D, QT>(P, smem, s_done, timed);
+    } else {
+      ws_decode_items<D, QT, 0>(P, smem + wg * Smem<D, __half>::dec_bytes, wtid, 3 + wg, s_item + 2 + wg, timed, 1);
+      ws_cta_done(P, s_done, t_entry, wtid, timed, 3, 1);
+    }
   } else if (wg == 0) {  // ---- producer ----
     setmaxnreg_dec<kWsProducerRegs>();
     int st = 0;
@@ -1616,8 +1874,9 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
     // 0's the first stages). compute-sanitizer racecheck reported exactly that before this barrier (ldmatrix of the
     // Q fragments against the decode's cp.async, notebook step 12); named barrier 6, the two consumers' 256 threads.
     if constexpr (MODE == kWsSplitSms) named_sync(6, 256);
-    ws_decode_items<D, QT, L::DS1>(P, smem + cw * Smem<D, __half>::dec_bytes_of(L::DS1), wtid, 3 + wg, s_item + 2 + wg,
-                                   timed, 0);
+    if (!P.gdec)  // (the group path's groups are the decode CTAs' alone)
+      ws_decode_items<D, QT, L::DS1>(P, smem + cw * Smem<D, __half>::dec_bytes_of(L::DS1), wtid, 3 + wg,
+                                     s_item + 2 + wg, timed, 0);
     ws_cta_done(P, s_done, t_entry, wtid, timed, 2, 0);
   } else if (timed && tid == 128) {
     put_span(P, t_entry, -1, 0, 0, NC);
@@ -1785,6 +2044,78 @@ PlanTuning tuning_from_env() {
   return t;
 }
 
+// The group decode of the split form (gd_cta): which decodes it takes, and its groups and tensor maps. It takes a
+// decode side whose every request has at most one query row (so the group's g <= 8 packed rows are one query's
+// heads, with no causal or window bound inside the item), pages of 16 tokens, KV heads in groups of kGdHeads, no
+// custom mask or window, and K / V whose base and strides suit tensor copies (16-byte multiples). Returns "" when
+// set up (k.gdec on), else why not (the launch then keeps the split form's other decode).
+std::string setup_group_decode(const pod_problem& p, const SidePlan& sp, KParams& k, std::vector<void*>& owned) {
+  const pod_side& s = p.decode;
+  const pod_kv& kv = s.kv;
+  if (kv.page_size != kGdPage) return "page size " + std::to_string(kv.page_size) + ", not 16";
+  if (k.group > 8) return "group size " + std::to_string(k.group) + " (at most 8)";
+  if (p.num_kv_heads % kGdHeads != 0) return "KV heads not a multiple of 4";
+  if (s.mask_mode == POD_MASK_CUSTOM || s.window_left >= 0) return "custom mask or sliding window";
+  for (int r = 0; r < s.num_requests; ++r)
+    if (s.qo_indptr_host[r + 1] - s.qo_indptr_host[r] > 1) return "a request with more than one query row";
+  const auto a16 = [](std::int64_t elems) { return (elems * 2) % 16 == 0 && elems * 2 < (std::int64_t(1) << 40); };
+  if (reinterpret_cast<std::uintptr_t>(kv.k) % 16 || reinterpret_cast<std::uintptr_t>(kv.v) % 16 ||
+      !a16(kv.k_stride_page) || !a16(kv.k_stride_slot) || !a16(kv.k_stride_head) || !a16(kv.v_stride_page) ||
+      !a16(kv.v_stride_slot) || !a16(kv.v_stride_head))
+    return "K / V base or strides not multiples of 16 bytes";
+  if (reinterpret_cast<std::uintptr_t>(s.q) % 4 || s.q_stride_row % 2 || s.q_stride_head % 2)
+    return "query rows not 4-byte aligned";
+  // groups: the items of KV heads 4 j .. 4 j + 3 of one request and chunk, with the same range, in the plan's order
+  std::map<std::array<int, 3>, int> at;  // (request, chunk, KV head) -> item
+  for (int i = 0; i < int(sp.items.size()); ++i) {
+    const WorkItem& w = sp.items[i];
+    if (w.row_begin != 0) return "an item past the first row tile";
+    at[{w.request, w.chunk, w.kv_head}] = i;
+  }
+  std::vector<int4> groups;
+  for (int i = 0; i < int(sp.items.size()); ++i) {
+    const WorkItem& w = sp.items[i];
+    if (w.kv_head % kGdHeads != 0) continue;
+    int ids[kGdHeads] = {i};
+    for (int h = 1; h < kGdHeads; ++h) {
+      const auto f = at.find({w.request, w.chunk, w.kv_head + h});
+      if (f == at.end()) return "an item without the rest of its head group";
+      const WorkItem& x = sp.items[f->second];
+      if (x.kv_begin != w.kv_begin || x.kv_end != w.kv_end || x.nchunks != w.nchunks)
+        return "a head group's ranges differ";
+      ids[h] = f->second;
+    }
+    groups.push_back(make_int4(ids[0], ids[1], ids[2], ids[3]));
+  }
+  if (groups.size() * kGdHeads != sp.items.size()) return "items outside head groups";
+  // the page dimension's extent: the largest page id in the table, read back once
+  const int n_idx = kv.indptr_host[s.num_requests];
+  std::vector<std::int32_t> ids(std::max(n_idx, 1), 0);
+  if (n_idx > 0) CUDA_CHECK(cudaMemcpy(ids.data(), kv.indices, n_idx * sizeof(std::int32_t), cudaMemcpyDeviceToHost));
+  const std::int64_t pages = std::int64_t(*std::max_element(ids.begin(), ids.end())) + 1;
+  PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
+  cudaDriverEntryPointQueryResult q{};
+  CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", reinterpret_cast<void**>(&encode), 12000,
+                                              cudaEnableDefault, &q));
+  if (q != cudaDriverEntryPointSuccess || !encode) return "the driver has no cuTensorMapEncodeTiled";
+  const auto make = [&](CUtensorMap* map, const void* base, std::int64_t sp_, std::int64_t ss, std::int64_t sh) {
+    const cuuint64_t dims[4] = {cuuint64_t(p.head_dim), cuuint64_t(kGdPage), cuuint64_t(p.num_kv_heads),
+                                cuuint64_t(pages)};
+    const cuuint64_t strides[3] = {cuuint64_t(ss * 2), cuuint64_t(sh * 2), cuuint64_t(sp_ * 2)};
+    const cuuint32_t box[4] = {64, cuuint32_t(kGdPage), cuuint32_t(kGdHeads), 1}, elem[4] = {1, 1, 1, 1};
+    return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 4, const_cast<void*>(base), dims, strides, box, elem,
+                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+  };
+  if (!make(&k.gdec_k, kv.k, kv.k_stride_page, kv.k_stride_slot, kv.k_stride_head) ||
+      !make(&k.gdec_v, kv.v, kv.v_stride_page, kv.v_stride_slot, kv.v_stride_head))
+    return "cuTensorMapEncodeTiled refused the K / V layout";
+  k.gdec_groups = upload(groups, owned);
+  k.gdec_n = int(groups.size());
+  k.gdec = 1;
+  return "";
+}
+
 }  // namespace
 
 struct PreparedPod::Impl {
@@ -1795,6 +2126,7 @@ struct PreparedPod::Impl {
   int grid = 0;
   int threads = kThreads;
   int ws_form = -1;  // the launch runs pod_ws_kernel in this form (kern.fused points to it), or -1
+  std::string gdec_why_not;  // (split form) why the group decode does not run, "" when it does or was not asked
   const MergeRow* merge_rows = nullptr;
   int n_merge = 0;
   std::vector<void*> owned;
@@ -1919,6 +2251,14 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
     m.owned.push_back(ptr);
     k.counters = static_cast<int*>(ptr);
   }
+  // (split SMs) the group decode where the decode qualifies (PODCHECK_CUDA_GDEC=0: the split form's other decode)
+  // and the split refitted to it (PODCHECK_CUDA_PREFILL_SMS still overrides)
+  if (m.ws_form == kWsSplitSms && decode_runs) {
+    m.gdec_why_not = env_knob(kTuningKnobs[7], 0, 1, 1) != 0 ? setup_group_decode(p, m.plan.side[1], k, m.owned)
+                                                            : std::string(kTuningKnobs[7]) + "=0";
+    if (k.gdec && env_knob(kPrefillSmsKnob, 1, std::max(1, sms - 1), 1) < 0)
+      k.ws_prefill_ctas = ws_split_sms_gdec(m.plan, sms, p.head_dim, k.gdec_n, kGdPipes);
+  }
   m.merge_rows = upload(m.plan.merge_rows, m.owned);
   m.n_merge = (int)m.plan.merge_rows.size();
 
@@ -1996,6 +2336,11 @@ std::vector<ItemSpan> PreparedPod::launch_timeline(void* stream_ptr) const {
 
 const pod_run_stats& PreparedPod::stats() const { return impl_->stats; }
 const PodPlan& PreparedPod::plan() const { return impl_->plan; }
+std::string PreparedPod::split_decode() const {
+  if (impl_->ws_form != kWsSplitSms) return "";
+  if (impl_->params.gdec) return "group";
+  return "warpgroups" + (impl_->gdec_why_not.empty() ? "" : " (" + impl_->gdec_why_not + ")");
+}
 
 std::string device_description() {
   int dev = 0;
@@ -2043,7 +2388,7 @@ thread_local std::string g_last_error;
 
 extern "C" const pod_kernel_info* podcheck_kernel_info(void) {
   static const pod_kernel_info info{POD_ABI_VERSION, podcheck::kernels::kKernelName, podcheck::kernels::kKernelVersion,
-                                    "fused POD v3.12: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill (16-bit and fp8 KV), fp8 decode in 16-byte copies, shared memory addressed as such (LDS / STS), warp-specialised prefill-only launches (fused ones opt-in: PODCHECK_CUDA_WS=2 / 3), decode split over warps (page lookups a tile ahead, xor-swizzled tiles), cp.async pipelines (128-byte L2 prefetch), ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
+                                    "fused POD v3.12: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill (16-bit and fp8 KV), fp8 decode in 16-byte copies, shared memory addressed as such (LDS / STS), warp-specialised prefill-only launches (fused ones opt-in: PODCHECK_CUDA_WS=2 / 3, form 3 with a decode by KV-head groups on tensor copies), decode split over warps (page lookups a tile ahead, xor-swizzled tiles), cp.async pipelines (128-byte L2 prefetch), ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
   return &info;
 }
 

@@ -29,6 +29,9 @@ class PreparedPod {
   std::vector<ItemSpan> launch_timeline(void* stream) const;
   const pod_run_stats& stats() const;
   const PodPlan& plan() const;
+  // Which decode a launch of the split form (PODCHECK_CUDA_WS=3) runs: "group" (the group decode fed by tensor
+  // copies), "warpgroups" and why not the group one, or "" for a launch not of that form.
+  std::string split_decode() const;
 
   struct Impl;  // defined in pod_attention.cu
 

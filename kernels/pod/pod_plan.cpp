@@ -181,6 +181,30 @@ int ws_split_sms(const PodPlan& plan, int sms, int head_dim) {
   return (first + last) / 2;
 }
 
+int ws_split_sms_gdec(const PodPlan& plan, int sms, int head_dim, int groups, int pipes_per_sm) {
+  if (sms < 2) return 1;
+  const double f = head_dim / 128.0;
+  const double n_items = double(plan.side[0].items.size());
+  const double wp = ((plan.side[0].cost - kTileKV * n_items) * kPrefillTokenSmUs + n_items * kPrefillItemSmUs) * f;
+  const double item_us = n_items > 0 ? wp / n_items : 0.0;
+  const double floor_d = plan.side[1].cost * kDecodeUnitMachineUs * f;
+  const double group_us = groups > 0 ? plan.side[1].cost / groups * kGdPipeUnitUs * f : 0.0;
+  auto end_of = [&](int p) {
+    const double tp = std::max(wp / p, std::ceil(n_items / p) * item_us);
+    const double td = std::max(floor_d, std::ceil(double(groups) / (double(pipes_per_sm) * (sms - p))) * group_us);
+    return std::max(tp, td);
+  };
+  double best_t = end_of(1);
+  for (int p = 2; p < sms; ++p) best_t = std::min(best_t, end_of(p));
+  int first = 0, last = 0;
+  for (int p = 1; p < sms; ++p)
+    if (end_of(p) <= best_t * (1 + 1e-9)) {
+      if (!first) first = p;
+      last = p;
+    }
+  return (first + last) / 2;
+}
+
 int role_split(double prefill_cost, double decode_cost, int ctas_per_sm) {
   if (prefill_cost <= 0) return 0;
   if (decode_cost <= 0) return ctas_per_sm;

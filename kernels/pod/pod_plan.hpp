@@ -72,10 +72,12 @@ struct ItemSpan {
 // PODCHECK_CUDA_PREFILL_SMS: of a fused warp-specialised launch with SMs split by side, the prefill's SMs.
 // PODCHECK_CUDA_FP8_WIDE (0 / 1, default 1): the fp8 decode's 16-byte copies where the KV allows them (v3.11); 0: the
 // 8-byte copies every fp8 layout can take (v3.10's), for same-call comparisons and to test that path.
-inline constexpr const char* kTuningKnobs[7] = {"PODCHECK_CUDA_PREFILL_CTAS", "PODCHECK_CUDA_PREFILL_CHUNK",
+// PODCHECK_CUDA_GDEC (0 / 1, default 1): in the split form, the decode by groups of KV heads fed by tensor copies
+// where the decode qualifies (notebook step 21); 0: the split form's decode warpgroups, for same-call comparisons.
+inline constexpr const char* kTuningKnobs[8] = {"PODCHECK_CUDA_PREFILL_CTAS", "PODCHECK_CUDA_PREFILL_CHUNK",
                                                 "PODCHECK_CUDA_DECODE_CHUNK", "PODCHECK_CUDA_CTAS_PER_SM",
                                                 "PODCHECK_CUDA_WS",           "PODCHECK_CUDA_PREFILL_SMS",
-                                                "PODCHECK_CUDA_FP8_WIDE"};
+                                                "PODCHECK_CUDA_FP8_WIDE",     "PODCHECK_CUDA_GDEC"};
 struct PlanTuning {
   int prefill_ctas_per_sm = -1;  // -1: proportional to each side's work; else 0 .. ctas_per_sm
   int chunk_tokens[2] = {-1, -1};  // per side: -1 the planner's choice (or kv_chunk_tokens); 0 no split; > 0 tokens
@@ -109,6 +111,14 @@ std::string check_support(const pod_problem& p, bool* invalid);
 inline constexpr double kPrefillTokenSmUs = 0.019, kPrefillItemSmUs = 8.6;
 inline constexpr double kDecodeUnitSmUs = 0.01237, kDecodeUnitMachineUs = 0.283 * 1000 / (1024.0 * 2080);
 int ws_split_sms(const PodPlan& plan, int sms, int head_dim);
+// The same choice when the decode SMs run the group decode (`pipes_per_sm` pipelines per SM, each taking one of
+// `groups` groups of KV heads at a time; notebook step 21). Waves count on both sides: a prefill SM takes
+// ceil(items / p) items of the average item's time (no less than its share of the work), a decode SM's pipelines
+// ceil(groups / (pipes_per_sm d)) groups of the average group's units at kGdPipeUnitUs each (a pipeline's rate
+// with two per SM beside a prefill, measured on the H100: 0.0168-0.0171 us per unit on mixes A, B and C), and the
+// decode no faster than the bandwidth floor. Of counts that tie, the middle one.
+inline constexpr double kGdPipeUnitUs = 0.017;
+int ws_split_sms_gdec(const PodPlan& plan, int sms, int head_dim, int groups, int pipes_per_sm);
 
 // Splits of a decode-only launch whose `items` unsplit items are fewer than the `target` resident CTAs (v3.7): a
 // decode item streams its KV at its CTA's latency-bound rate, so a part-filled last wave costs nearly a whole one.

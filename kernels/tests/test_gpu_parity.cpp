@@ -2,7 +2,9 @@
 // judges a trace (calibrated policy, intended semantics: every element written, empty rows exactly 0 / -inf,
 // per-element bounds from the emulator), with guard bands around every output checked bit for bit.
 // Without a GPU every test here reports "skipped: no GPU" (exit code 4), never a pass.
+#include "kernels/host/device_case.hpp"
 #include "kernels/host/kernel_runner.hpp"
+#include "kernels/pod/pod_launch.hpp"
 #include "kernels/tests/test_cases.hpp"
 #include "testing/catch.hpp"
 #include "validation/judge.hpp"
@@ -557,5 +559,91 @@ TEST_CASE("warp-specialised fused launch (sm_90a): prefill beside decodes, pages
     s.prefill = dense_prefill(16, 64);
     s.decode = decode({16384, 16384, 9000, 16384});
     check_fused(s, sm_count() >= 64);
+  }
+}
+
+TEST_CASE("the split form's group decode (sm_90a): which decodes take it, and each judged against the reference",
+          "[gpu][sanitize]") {
+  require_gpu();
+  if (cc_major() != 9) PODCHECK_SKIP("the split form runs on sm_90a code only");
+  const int sms = sm_count();
+  // The decode by groups of 4 KV heads fed by tensor copies (v3.13) runs where the decode qualifies: one query row
+  // per request, pages of 16, g <= 8, KV heads in fours, no custom mask or window, 16-byte K / V strides. Each case
+  // with the planner's split, one prefill SM (every other SM decodes) and one decode SM (two pipelines take it all).
+  auto run = [&](const CaseSpec& spec, const std::string& want_path, bool expect_split = false) {
+    const Case c = test::build_case(spec);
+    const ScopedEnv ws("PODCHECK_CUDA_WS", "3");
+    {
+      DeviceCase dc(c);
+      INFO(spec.name);
+      REQUIRE(dc.unsupported().empty());
+      const PreparedPod pod(dc.problem());
+      INFO(pod.split_decode());
+      CHECK(pod.split_decode().rfind(want_path, 0) == 0);  // "group", or "warpgroups (why)"
+    }
+    for (const std::string& split : {std::string(), std::string("1"), std::to_string(std::max(1, sms - 1))}) {
+      const ScopedEnv n(split.empty() ? nullptr : "PODCHECK_CUDA_PREFILL_SMS", split.c_str());
+      const std::string name = spec.name + (split.empty() ? "" : " PODCHECK_CUDA_PREFILL_SMS=" + split);
+      if (expect_split) check_case(c, name, 0, true);
+      else check_case(c, name);
+    }
+  };
+  CaseSpec s = bf16_h32kv8("gdec");
+  s.prefill = dense_prefill(256, 512);
+  // a token, a page less one, a page, a page and one, an empty KV, long and ragged ones: first and last pages partial
+  // (V rows past the end are NaN in the cache: zeroed before P V, or the output is NaN)
+  s.decode = decode({1, 15, 16, 17, 0, 300, 4096, 2049, 5, 640});
+  run(s, "group");
+  s.name = "gdec-hnd";
+  s.layout = Layout::HND;
+  run(s, "group");
+  s.name = "gdec-stacked";
+  s.layout = Layout::NHD;
+  s.decode.stacked = true;
+  s.decode.k_scale = 0.5;
+  s.decode.v_scale = 2.0;
+  run(s, "group");
+  s.decode.stacked = false;
+  s.decode.k_scale = s.decode.v_scale = 1.0;
+  s.name = "gdec-g8-f16-lse-e";  // g = 8: the MMA's eight columns all real
+  s.dtype_q = s.dtype_kv = DType::float16;
+  s.heads = 64;
+  s.lse_base = LseBase::base_e;
+  run(s, "group");
+  s.name = "gdec-d64-g2";
+  s.heads = 16;
+  s.head_dim = 64;
+  s.lse_base = LseBase::base2;
+  run(s, "group");
+  {
+    CaseSpec t = bf16_h32kv8("gdec-split");  // few items: the decode split in chunks, merged
+    t.prefill = dense_prefill(16, 64);
+    t.decode = decode({16384, 16384, 9000, 16384});
+    run(t, "group", sms >= 64);
+  }
+  // decodes it does not take run on the split form's warpgroups, and say why
+  s = bf16_h32kv8("gdec-no-page1");
+  s.prefill = dense_prefill(256, 512);
+  s.decode = decode({1, 17, 300});
+  s.page_size = 1;
+  run(s, "warpgroups (page size 1");
+  s.name = "gdec-no-g16";
+  s.page_size = 16;
+  s.heads = 128;
+  run(s, "warpgroups (group size 16");
+  s.name = "gdec-no-kv2";
+  s.heads = 8;
+  s.kv_heads = 2;
+  run(s, "warpgroups (KV heads not a multiple of 4");
+  s.name = "gdec-no-qo2";
+  s.kv_heads = 8;
+  s.heads = 32;
+  s.decode = paged({1, 2, 1}, {40, 300, 17});
+  run(s, "warpgroups (a request with more than one query row");
+  {
+    const ScopedEnv off("PODCHECK_CUDA_GDEC", "0");
+    s.name = "gdec-off";
+    s.decode = decode({40, 300, 17});
+    run(s, "warpgroups (PODCHECK_CUDA_GDEC=0");
   }
 }

@@ -457,6 +457,37 @@ TEST_CASE("plan: the split of SMs by side for the fused warp-specialised launch 
   CHECK(ws_split_sms(plan, 1, 128) == 1);
 }
 
+TEST_CASE("the split form's SM split with the group decode lands where the H100 measured the mixes fastest",
+          "[kernels][host]") {
+  // Measured (notebook step 21, H100, PODCHECK_CUDA_WS=3 with PODCHECK_CUDA_PREFILL_SMS swept; ms fused): A 0.388 at 66
+  // prefill SMs, 0.443 at 78, 0.450 at 86; B 0.622 at 66, 0.526 at 86, 0.475 at 92, 0.574 at 100, 0.712 at 106;
+  // C 0.378 at 66, 0.410 at 78, 0.445 at 86. The model (waves of prefill items and of decode groups, the bandwidth
+  // floor) must choose inside each mix's fast range (B: the prefill's 256 items take 3 waves from 86 SMs on, 4 below).
+  PodPlan plan;
+  // A: 512 prefill items (548,864 units), 128 decodes of 2,048 x 8 heads in 256 groups
+  plan.side[0].items.resize(512);
+  plan.side[0].cost = 548864;
+  plan.side[1].cost = 1024.0 * 2080;
+  const int a = ws_split_sms_gdec(plan, 132, 128, 256, 2);
+  CHECK(a >= 50);
+  CHECK(a <= 70);
+  // B: 256 items of 7,696 keys, 64 decodes of 4,096 x 8 heads in 128 groups
+  plan.side[0].items.resize(256);
+  plan.side[0].cost = 256.0 * (7696 + 32);
+  plan.side[1].cost = 64.0 * 8 * 4128;
+  const int b = ws_split_sms_gdec(plan, 132, 128, 128, 2);
+  CHECK(b >= 86);
+  CHECK(b <= 99);
+  // C: 128 items of 3,840 keys on average, 256 decodes of 1,024 x 8 heads in 512 groups
+  plan.side[0].items.resize(128);
+  plan.side[0].cost = 128.0 * (3840 + 32);
+  plan.side[1].cost = 2048.0 * 1056;
+  const int c = ws_split_sms_gdec(plan, 132, 128, 512, 2);
+  CHECK(c >= 45);
+  CHECK(c <= 70);
+  CHECK(ws_split_sms_gdec(plan, 1, 128, 512, 2) == 1);
+}
+
 TEST_CASE("plan tuning: a per-side chunk splits only that side, the role split override is clamped", "[kernels][host]") {
   CaseSpec s;
   s.heads = 8;
