@@ -161,17 +161,12 @@ int decode_only_splits(long long items, int target) {
   return best;
 }
 
-int ws_split_sms(const PodPlan& plan, int sms, int head_dim) {
-  if (sms < 2) return 1;
-  const double f = head_dim / 128.0;
-  const double n_items = double(plan.side[0].items.size());
-  const double wp = ((plan.side[0].cost - kTileKV * n_items) * kPrefillTokenSmUs + n_items * kPrefillItemSmUs) * f;
-  const double wd = plan.side[1].cost * kDecodeUnitSmUs * f;
-  const double floor_d = plan.side[1].cost * kDecodeUnitMachineUs * f;
-  auto end_of = [&](int p) { return std::max(wp / p, std::max(floor_d, wd / (sms - p))); };
+namespace {
+// Of the prefill SM counts 1 .. sms - 1, the one whose later side ends first by end_of(p); of counts that tie (a
+// bandwidth floor or a wave count binds over a range), the middle one, robust to either side's rate.
+template <class EndOf> int best_split(int sms, EndOf&& end_of) {
   double best_t = end_of(1);
   for (int p = 2; p < sms; ++p) best_t = std::min(best_t, end_of(p));
-  // the counts that tie (the decode's bandwidth floor binds over a range): the middle one, robust to either rate
   int first = 0, last = 0;
   for (int p = 1; p < sms; ++p)
     if (end_of(p) <= best_t * (1 + 1e-9)) {
@@ -180,29 +175,35 @@ int ws_split_sms(const PodPlan& plan, int sms, int head_dim) {
     }
   return (first + last) / 2;
 }
+// The prefill side's SM time (us at head_dim 128): kPrefillTokenSmUs per KV token of an item, kPrefillItemSmUs per item.
+double prefill_sm_us(const PodPlan& plan) {
+  const double n_items = double(plan.side[0].items.size());
+  return (plan.side[0].cost - kTileKV * n_items) * kPrefillTokenSmUs + n_items * kPrefillItemSmUs;
+}
+}  // namespace
+
+int ws_split_sms(const PodPlan& plan, int sms, int head_dim) {
+  if (sms < 2) return 1;
+  const double f = head_dim / 128.0;
+  const double wp = prefill_sm_us(plan) * f;
+  const double wd = plan.side[1].cost * kDecodeUnitSmUs * f;
+  const double floor_d = plan.side[1].cost * kDecodeUnitMachineUs * f;
+  return best_split(sms, [&](int p) { return std::max(wp / p, std::max(floor_d, wd / (sms - p))); });
+}
 
 int ws_split_sms_gdec(const PodPlan& plan, int sms, int head_dim, int groups, int pipes_per_sm) {
   if (sms < 2) return 1;
   const double f = head_dim / 128.0;
   const double n_items = double(plan.side[0].items.size());
-  const double wp = ((plan.side[0].cost - kTileKV * n_items) * kPrefillTokenSmUs + n_items * kPrefillItemSmUs) * f;
+  const double wp = prefill_sm_us(plan) * f;
   const double item_us = n_items > 0 ? wp / n_items : 0.0;
   const double floor_d = plan.side[1].cost * kDecodeUnitMachineUs * f;
   const double group_us = groups > 0 ? plan.side[1].cost / groups * kGdPipeUnitUs * f : 0.0;
-  auto end_of = [&](int p) {
+  return best_split(sms, [&](int p) {
     const double tp = std::max(wp / p, std::ceil(n_items / p) * item_us);
     const double td = std::max(floor_d, std::ceil(double(groups) / (double(pipes_per_sm) * (sms - p))) * group_us);
     return std::max(tp, td);
-  };
-  double best_t = end_of(1);
-  for (int p = 2; p < sms; ++p) best_t = std::min(best_t, end_of(p));
-  int first = 0, last = 0;
-  for (int p = 1; p < sms; ++p)
-    if (end_of(p) <= best_t * (1 + 1e-9)) {
-      if (!first) first = p;
-      last = p;
-    }
-  return (first + last) / 2;
+  });
 }
 
 int role_split(double prefill_cost, double decode_cost, int ctas_per_sm) {
