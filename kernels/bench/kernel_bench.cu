@@ -102,6 +102,8 @@ class Timed {
   virtual void launch(int set, int mode, cudaStream_t stream) = 0;
   virtual pod_run_stats stats(int set, int mode) const = 0;
   virtual std::string timeline(int /*set*/, int /*mode*/, cudaStream_t /*stream*/) { return ""; }  // ours only
+  // (ours) pod_ws_kernel's split form: ", SMs p/d <prefill>/<decode> (decode: <which>)"; else ""
+  virtual std::string split_form(int /*set*/, int /*mode*/, int /*sms*/) const { return ""; }
 };
 
 class Ours : public Timed {
@@ -119,6 +121,12 @@ class Ours : public Timed {
   pod_run_stats stats(int set, int mode) const override { return prepared_.at({set, mode})->stats(); }
   std::string timeline(int set, int mode, cudaStream_t stream) override {
     return describe_timeline(summarize_timeline(prepared_.at({set, mode})->launch_timeline(stream)));
+  }
+  std::string split_form(int set, int mode, int sms) const override {
+    const PreparedPod& pod = *prepared_.at({set, mode});
+    const int p = pod.split_prefill_sms();
+    if (p == 0) return "";
+    return ", SMs p/d " + std::to_string(p) + "/" + std::to_string(sms - p) + " (decode: " + pod.split_decode() + ")";
   }
 
  private:
@@ -186,7 +194,7 @@ KernelTimes bench_one(Timed& k, const Case& c, std::vector<std::unique_ptr<Devic
   };
   if (!check_run({0}, "fused launch")) return t;
   if (both && !check_run({1, 2}, "prefill alone + decode alone")) return t;
-  t.scheduling = scheduling_of(k.stats(0, 0));
+  t.scheduling = scheduling_of(k.stats(0, 0)) + k.split_form(0, 0, k.stats(0, 0).grid_ctas);
   const int n = int(sets.size());
   for (int m : modes) {
     const double ms = time_ms(stream, o.warmup, o.reps, [&](int i) { k.launch(i % n, m, stream); });

@@ -1521,7 +1521,8 @@ __device__ __forceinline__ void gd_consumer(const KParams& P, unsigned char* pip
     const int4 mt = meta[st];
     if (mt.z & kGdEnd) return;
     if (mt.z & kGdFirst) {
-      idx = (&P.gdec_groups[mt.x].x)[w];
+      const int4 grp = P.gdec_groups[mt.x];
+      idx = w == 0 ? grp.x : w == 1 ? grp.y : w == 2 ? grp.z : grp.w;
       it = SDv.items[idx];
       c = item_ctx(P, SDv, it, kTileQDecode);
       if (timed && lane == 0) t_item = globaltimer();
@@ -2336,6 +2337,9 @@ std::vector<ItemSpan> PreparedPod::launch_timeline(void* stream_ptr) const {
 
 const pod_run_stats& PreparedPod::stats() const { return impl_->stats; }
 const PodPlan& PreparedPod::plan() const { return impl_->plan; }
+int PreparedPod::split_prefill_sms() const {
+  return impl_->ws_form == kWsSplitSms ? impl_->params.ws_prefill_ctas : 0;
+}
 std::string PreparedPod::split_decode() const {
   if (impl_->ws_form != kWsSplitSms) return "";
   if (impl_->params.gdec) return "group";

@@ -32,6 +32,8 @@ class PreparedPod {
   // Which decode a launch of the split form (PODCHECK_CUDA_WS=3) runs: "group" (the group decode fed by tensor
   // copies), "warpgroups" and why not the group one, or "" for a launch not of that form.
   std::string split_decode() const;
+  // A launch of the split form: its prefill SMs (PODCHECK_CUDA_PREFILL_SMS, else the split rule's); else 0.
+  int split_prefill_sms() const;
 
   struct Impl;  // defined in pod_attention.cu
 
