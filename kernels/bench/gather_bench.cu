@@ -36,7 +36,6 @@
 //                         [--reps N] [--contiguous]   (the page table in order instead of shuffled)
 #include <cuda.h>
 #include <cuda_runtime.h>
-#include <cudaTypedefs.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -49,6 +48,7 @@
 #include <vector>
 
 #include "pod/mma_sm80.cuh"    // ldmatrix, mma.sync
+#include "pod/tensor_map.hpp"  // cuTensorMapEncodeTiled
 #include "pod/wgmma_sm90.cuh"  // mbarriers
 
 namespace {
@@ -652,11 +652,8 @@ int main(int argc, char** argv) {
   const double copy_tbs = 2.0 * half / (copy_ms * 1e-3) / 1e12;
 
   // tensor maps: K (and V) as [pages * 16 tokens][heads][128] bf16, a box of 16 tokens x 1 head x 128
-  PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
-  cudaDriverEntryPointQueryResult q{};
-  CHECK_CUDA(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", reinterpret_cast<void**>(&encode), 12000,
-                                              cudaEnableDefault, &q));
-  if (q != cudaDriverEntryPointSuccess || !encode) {
+  const PFN_cuTensorMapEncodeTiled_v12000 encode = podcheck::kernels::tensor_map_encoder();
+  if (!encode) {
     std::fprintf(stderr, "podcheck_gather_bench: the driver has no cuTensorMapEncodeTiled\n");
     return 2;
   }

@@ -99,6 +99,7 @@
 #include "kernels/pod/fast_div.hpp"
 #include "kernels/pod/mma_sm80.cuh"
 #include "kernels/pod/pod_launch.hpp"
+#include "kernels/pod/tensor_map.hpp"
 #include "kernels/pod/wgmma_sm90.cuh"
 
 // The sm_90a prefill path (wgmma) exists in the device code compiled for sm_90a only; sm_80 / sm_90 builds
@@ -117,7 +118,6 @@ __device__ int podcheck_wgmma_built = PODCHECK_WGMMA;  // read-only in practice;
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
-#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
 
 #include <algorithm>
 #include <array>
@@ -1431,8 +1431,8 @@ __device__ __forceinline__ void ws_cta_done(const KParams& P, int* s_done, std::
 // ---- (split SMs) the decode by groups of KV heads, fed by tensor copies (opt-in, notebook steps 20-21) ------------
 // A decode CTA of the split form runs kGdPipes pipelines, each one producer warp and kGdHeads consumer warps. The
 // producer takes a group (the decode items of kGdHeads consecutive KV heads of one request and chunk, built by the
-// host: KParams::gdec_groups) from the decode queue and copies it page by page: a stage is one page of those heads' K and
-// V, four tensor copies of kGdHeads x 16 tokens x 64 columns in the 128-byte swizzle (a 4-D tensor map per side:
+// host: KParams::gdec_groups) from the decode queue and copies it page by page: a stage is one page of those heads'
+// K and V, four tensor copies of kGdHeads x 16 tokens x 64 columns in the 128-byte swizzle (a 4-D tensor map per side:
 // column, slot, head, page), completing on the stage's full barrier together with the stage's meta (group, first
 // token, first / last page of the item). Consumer warp w attends head w of every stage on the transposed tile: S^T =
 // K Q^T with the page's 16 tokens as mma.sync's rows and the GQA group (g <= 8 packed rows) as its 8 columns, an
@@ -2094,11 +2094,8 @@ std::string setup_group_decode(const pod_problem& p, const SidePlan& sp, KParams
   std::vector<std::int32_t> ids(std::max(n_idx, 1), 0);
   if (n_idx > 0) CUDA_CHECK(cudaMemcpy(ids.data(), kv.indices, n_idx * sizeof(std::int32_t), cudaMemcpyDeviceToHost));
   const std::int64_t pages = std::int64_t(*std::max_element(ids.begin(), ids.end())) + 1;
-  PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
-  cudaDriverEntryPointQueryResult q{};
-  CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", reinterpret_cast<void**>(&encode), 12000,
-                                              cudaEnableDefault, &q));
-  if (q != cudaDriverEntryPointSuccess || !encode) return "the driver has no cuTensorMapEncodeTiled";
+  const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
+  if (!encode) return "the driver has no cuTensorMapEncodeTiled";
   const auto make = [&](CUtensorMap* map, const void* base, std::int64_t sp_, std::int64_t ss, std::int64_t sh) {
     const cuuint64_t dims[4] = {cuuint64_t(p.head_dim), cuuint64_t(kGdPage), cuuint64_t(p.num_kv_heads),
                                 cuuint64_t(pages)};
@@ -2198,10 +2195,10 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   k.lse_base_e = p.lse_base_e;
   k.ctas_per_sm = per_sm;
   k.prefill_ctas_per_sm = m.plan.prefill_ctas_per_sm;
-  if (m.ws_form == kWsSplitSms) {
-    const int knob = env_knob(kPrefillSmsKnob, 1, std::max(1, sms - 1), 1);
-    k.ws_prefill_ctas = knob > 0 ? knob : ws_split_sms(m.plan, sms, p.head_dim);
-  }
+  // (split SMs) the prefill's SMs: PODCHECK_CUDA_PREFILL_SMS, else the split rule (refitted below for the group decode)
+  const int prefill_sms_knob = m.ws_form == kWsSplitSms ? env_knob(kPrefillSmsKnob, 1, std::max(1, sms - 1), 1) : -1;
+  if (m.ws_form == kWsSplitSms)
+    k.ws_prefill_ctas = prefill_sms_knob > 0 ? prefill_sms_knob : ws_split_sms(m.plan, sms, p.head_dim);
   const pod_side* sides[2] = {&p.prefill, &p.decode};
   for (int si = 0; si < 2; ++si) {
     SideDev& sd = k.side[si];
@@ -2257,7 +2254,7 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   if (m.ws_form == kWsSplitSms && decode_runs) {
     m.gdec_why_not = env_knob(kTuningKnobs[7], 0, 1, 1) != 0 ? setup_group_decode(p, m.plan.side[1], k, m.owned)
                                                             : std::string(kTuningKnobs[7]) + "=0";
-    if (k.gdec && env_knob(kPrefillSmsKnob, 1, std::max(1, sms - 1), 1) < 0)
+    if (k.gdec && prefill_sms_knob < 0)
       k.ws_prefill_ctas = ws_split_sms_gdec(m.plan, sms, p.head_dim, k.gdec_n, kGdPipes);
   }
   m.merge_rows = upload(m.plan.merge_rows, m.owned);
