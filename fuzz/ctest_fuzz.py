@@ -3,7 +3,8 @@
 
   ctest_fuzz.py runs RUNS BINARY ARGS...
       libFuzzer for a fixed number of executions: passes only when it exits 0 AND its final "Done N runs"
-      has N >= RUNS (a run that ended early, on its time limit or otherwise, fails). Unsymbolized
+      has N >= RUNS (a run that ended early, on its time limit or otherwise, fails) AND no worker died in
+      libFuzzer's own signal handler (it writes a crash-* artifact into the working folder). Unsymbolized
       (ASAN_OPTIONS symbolize=0: the workers place a report by its addresses, fuzz_common.hpp CodeMap, and a
       worker's own symbolizer cost about 0.2 s per libhdf5 report); a failed run's output is symbolized here
       afterwards, one llvm-symbolizer for all its frames.
@@ -25,6 +26,11 @@
       with PODCHECK_FUZZ_PLANT=library (libhdf5 copies an attribute into a too-small heap block, a sanitizer
       report whose first frame past the memcpy interceptor is libhdf5's), the run must finish its executions
       with those inputs counted as libhdf5 crashes, the worker's report on stderr, and no artifact.
+  ctest_fuzz.py stuck BINARY CORPUS PHASE
+      with PODCHECK_FUZZ_STUCK=PHASE (done: the first worker stops for good after saying its read ended, where its
+      leak check would follow; report: after saying a sanitizer report began, with PODCHECK_FUZZ_PLANT=library
+      for the report) and PODCHECK_FUZZ_REPLY_MS=500, the run must finish its executions well inside libFuzzer's
+      -timeout=20: the worker killed, counted, and its input read again by a fresh worker.
   A last argument "nosym" (planted, isolated): the run unsymbolized, as the long runs are; the report's
   names are then checked in its output symbolized afterwards (planted), or not at all (isolated: a run that
   passes prints its libhdf5 reports as they are), and the workers' answers must be the same.
@@ -97,6 +103,11 @@ def runs(argv):
     done = re.findall(r"^Done (\d+) runs in (\d+) second", out, re.M)
     if rc != 0:
         return fail(f"the fuzzer exited with status {rc}")
+    # a worker that died in libFuzzer's own handler (inherited from the fuzzer) wrote a crash-* artifact into the
+    # working folder, though the run went on: the harness's handlers must be in before any signal is let through
+    deadly = len(re.findall(r"ERROR: libFuzzer: deadly signal", out))
+    if deadly:
+        return fail(f"{deadly} worker(s) died in libFuzzer's signal handler, not the harness's")
     if not done or int(done[-1][0]) < wanted:
         return fail(f"the run ended after {done[-1][0] if done else 'an unknown number of'} executions, "
                     f"before the {wanted} it was given")
@@ -226,6 +237,36 @@ def isolated(argv):
     return 0
 
 
+def stuck(argv):
+    binary, corpus, phase = argv
+    wanted = 40
+    with tempfile.TemporaryDirectory() as work:
+        arts = os.path.join(work, "artifacts") + "/"
+        new_inputs = os.path.join(work, "corpus")
+        os.makedirs(arts)
+        os.makedirs(new_inputs)
+        env = dict(os.environ, PODCHECK_FUZZ_STUCK=phase, PODCHECK_FUZZ_REPLY_MS="500")
+        if phase == "report":
+            env["PODCHECK_FUZZ_PLANT"] = "library"
+        # libFuzzer's own -timeout (20 s) is what an unbounded wait on the stopped worker runs into
+        rc, out = run([binary, f"-runs={wanted}", *FLAGS, "-timeout=20", f"-artifact_prefix={arts}", new_inputs, corpus],
+                      env=unsymbolized(env), timeout=600)
+        found = os.listdir(arts)
+    said = {"done": "d", "report": "R"}[phase]
+    if f"stops after saying '{said}'" not in out:
+        return fail(f"the worker's stop after '{said}' was not planted")
+    if rc != 0 or found:
+        return fail(f"the run failed (status {rc}, artifacts {found}): the parent waited on the stopped worker")
+    done = re.findall(r"^Done (\d+) runs", out, re.M)
+    if not done or int(done[-1]) < wanted:
+        return fail("the run did not finish its executions")
+    killed = re.findall(r"(\d+) workers stopped answering after 'd' or 'R'", out)
+    if not killed or int(killed[-1]) < 1:
+        return fail("no worker counted as stopped after 'd' or 'R'")
+    print(f"ctest_fuzz: ok: {killed[-1]} stopped worker(s) killed, {done[-1]} executions done")
+    return 0
+
+
 if __name__ == "__main__":
     mode, rest = sys.argv[1], sys.argv[2:]
-    sys.exit({"runs": runs, "coverage": coverage, "planted": planted, "isolated": isolated}[mode](rest))
+    sys.exit({"runs": runs, "coverage": coverage, "planted": planted, "isolated": isolated, "stuck": stuck}[mode](rest))

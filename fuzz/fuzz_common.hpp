@@ -15,9 +15,12 @@
 //   or leak          a leak LeakSanitizer finds in the worker: the input is read again in this process, where
 //                    libFuzzer writes the crash artifact and the sanitizers their report, and the run fails
 //                    even if that second read does not reproduce it (libhdf5's memory-dependent behaviour);
-//   podcheck hang    the same limit reached in our own code, or a hung worker whose SIGABRT handler did not
-//   or unknown hang  answer within kAbortReplyMs (killed): read again by a fresh worker with kSlowMilliseconds
-//                    (a slow input is no bug); over that too, the run fails on it.
+//   podcheck hang    the same limit reached in our own code, a hung worker whose SIGABRT handler did not
+//   or unknown hang  answer within kAbortReplyMs, or a worker silent for reply_ms() after saying its read ended
+//                    or a sanitizer report began (killed): read again by a fresh worker with kSlowMilliseconds
+//                    (a slow input is no bug); that hanging too, the run fails on it. Every wait on a worker is
+//                    bounded (Worker::run): one input takes at most about 80 s of wall time (two slow re-reads
+//                    after a crash of ours), and the fuzz tests' libFuzzer -timeout of 120 s is only a backstop.
 // No input the worker read cleanly is read in process any more (that second read took half the time, and
 // libhdf5 crashed in it now and then on inputs the worker had read cleanly: its crashes depend on memory).
 //
@@ -160,6 +163,7 @@ struct Counts {
   long clean = 0, clean_us = 0, slowest_clean_us = 0, slow_clean = 0;  // the worker's inputs read to the end
   long allocations = 0;  // recorded by the worker's malloc hook during inputs
   long unresponsive = 0;  // hung workers that did not answer SIGABRT (killed; the input read again)
+  long stopped_after_saying = 0;  // workers silent for reply_ms() after 'd' or 'R' (killed; the input read again)
 };
 
 // A bug planted for the harness's self-tests (ctest fuzz-planted-*): PODCHECK_FUZZ_PLANT=fault or leak makes
@@ -367,6 +371,19 @@ inline int g_worker_report_fd = -1;
 // report, as one long-lived worker once did for a libhdf5 error (one_input asks fresh workers before it believes it)
 inline bool g_worker_misreports = false;
 inline int g_workers_started = 0;
+// PODCHECK_FUZZ_STUCK=done or report (ctest fuzz-stuck-*): the process's first worker stops for good right after it
+// says 'd' (its read ended; the leak check would follow) or 'R' (a sanitizer report began), the two points after
+// which the parent once waited without a bound; the parent must kill it and have the input read again
+inline char g_worker_stuck_after = 0;
+
+// The planted stop: never returns (the parent kills the worker).
+[[noreturn]] inline void worker_stuck(char said) {
+  char line[128];
+  const int k = std::snprintf(line, sizeof line, "podcheck-fuzz: planted: worker %d stops after saying '%c'\n",
+                              static_cast<int>(::getpid()), said);
+  if (k > 0) (void)!::write(2, line, static_cast<std::size_t>(k));
+  for (;;) ::pause();
+}
 
 // Every file the worker inherited from the fuzzer, except its standard streams and its two pipes, becomes
 // /dev/null (the numbers stay taken, so nothing opened later lands on them). What this is for: the sanitizer
@@ -765,12 +782,9 @@ class Worker {
     // nothing, it is sent SIGABRT, whose handler reports where it was (a libhdf5 frame on the stack, or our
     // code) like a crash. CPU time, not wall time: a loaded machine (ctest -j) must not turn slow reads into
     // hangs (seen at 50 ms of wall time: a seed lost, and its coverage). A worker that uses no CPU (blocked)
-    // gets 20 times the limit in wall time. After 'd' (the read ended) or 'R' (a sanitizer report began) there
-    // is no limit: a leak check or a report may start llvm-symbolizer, which takes longer than a read
-    // (libFuzzer's -timeout still holds).
+    // gets 20 times the limit in wall time, 20 s at most.
     pollfd pfd{from_worker_, POLLIN, 0};
     int ready = 0;
-    // (at most 20 s of wall time: with the SIGABRT reply's 1 s, an input stays under libFuzzer's -timeout=30)
     for (int waited_ms = 0; waited_ms < std::min(20 * limit_ms, 20000);) {
       const int step = std::max(1, std::min(limit_ms, 10));
       ready = ::poll(&pfd, 1, step);
@@ -781,25 +795,41 @@ class Worker {
     }
     const bool hung = ready == 0;
     if (hung) ::kill(pid_, SIGABRT);
-    // After SIGABRT the handler's reply is bounded: a handler that never answers (seen in CI: the fuzzer blocked
-    // 41 s on such a reply and libFuzzer's -timeout failed the run; why the handler hangs, about 1 % of aborts
-    // under PODCHECK_FUZZ_HANG_MS=1, is not known) is killed, and the input counts as a hang of unknown
-    // origin, i.e. read again by a fresh worker with the slow limit like a hang of ours
-    const auto abort_deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kAbortReplyMs);
-    bool report = false;
+    // Every byte of the reply is waited for with a bound, and a worker that misses it is killed: nothing here
+    // may wait on a worker for good (libFuzzer's -timeout would fail the run instead, with no word of why).
+    // After SIGABRT the handler gets kAbortReplyMs to begin its answer (a handler that never answers was seen
+    // in CI: the fuzzer blocked 41 s on its reply; why it hangs, about 1 % of aborts under
+    // PODCHECK_FUZZ_HANG_MS=1, is not known). After 'd' (the read ended, a leak check may follow) or 'R' (a
+    // sanitizer report began) the worker gets reply_ms() (10 s; a leak check takes 10-20 ms, an unsymbolized
+    // report milliseconds, a symbolized one about 0.2 s): CI failed on libFuzzer's -timeout after 42 s with the
+    // fuzzer waiting in one of those two unbounded reads (which one the kept output did not say). Either way
+    // the input counts as a hang of unknown origin: read again by a fresh worker with the slow limit.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(hung ? kAbortReplyMs : reply_ms());
+    char said = 0;  // the last 'd' or 'R'
     char reply[2] = {0, 0};
     ssize_t n;
     for (;;) {
-      if (hung && !report && !wait_readable(abort_deadline)) {
+      if (!wait_readable(deadline)) {
         ::kill(pid_, SIGKILL);
         stop();
-        ++shared_->counts.unresponsive;
+        if (said == 0) {
+          ++shared_->counts.unresponsive;
+          why_hang_ = "a hung worker did not answer SIGABRT within " + std::to_string(kAbortReplyMs) + " ms";
+        } else {
+          ++shared_->counts.stopped_after_saying;
+          why_hang_ = std::string("a worker said '") + said + "' (" +
+                      (said == 'd' ? "its read ended" : "a sanitizer report began") + ") and nothing more within " +
+                      std::to_string(reply_ms()) + " ms";
+          std::fprintf(stderr, "podcheck-fuzz: %s: killed, its input read again by a fresh worker\n", why_hang_.c_str());
+        }
         return Outcome::podcheck_hang;
       }
       n = read_byte(reply[0]);
       if (n != 1 || (reply[0] != 'd' && reply[0] != 'R')) break;
-      report |= reply[0] == 'R';
+      said = reply[0];
+      deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(reply_ms());
     }
+    const bool report = said == 'R';
     if (n == 1 && (reply[0] == 'o' || reply[0] == 'r')) {
       merge_coverage();
       if (hung || reply[0] == 'r') stop();  // retired, or it answered just as it was sent SIGABRT
@@ -809,12 +839,18 @@ class Worker {
       stop();  // its leak would be reported again by every later check
       return Outcome::podcheck_leak;
     }
-    if (n == 1) (void)read_byte(reply[1]);
+    if (n == 1 && wait_readable(deadline)) (void)read_byte(reply[1]);  // the signal number (one write with the origin)
     stop();
     const bool library = n == 1 && reply[0] == 'h';
-    if (hung && !report) return library ? Outcome::library_hang : Outcome::podcheck_hang;
+    if (hung && !report) {
+      if (!library) why_hang_ = "podcheck's code used over " + std::to_string(limit_ms) + " ms of CPU time";
+      return library ? Outcome::library_hang : Outcome::podcheck_hang;
+    }
     return library ? Outcome::library_crash : Outcome::podcheck_crash;
   }
+
+  // What the last podcheck_hang outcome was (a hang in our code, or a worker that stopped answering).
+  const std::string& why_hang() const { return why_hang_; }
 
   Counts counts() const { return shared_->counts; }
 
@@ -835,9 +871,20 @@ class Worker {
   // (counted, no coverage) or ours, which gets a second read in a fresh worker with kSlowMilliseconds; the
   // tally counts the inputs read to the end in over half of kHangMilliseconds, to show when it gets tight.
   static constexpr int kHangMilliseconds = 50, kSlowMilliseconds = 5000;
+  // How long a worker gets to go on after 'd' or 'R' (the bound above): 10 s, or PODCHECK_FUZZ_REPLY_MS (the
+  // harness's self-test, fuzz-stuck-*: 500 ms).
+  static int reply_ms() {
+    static const int ms = [] {
+      const char* e = std::getenv("PODCHECK_FUZZ_REPLY_MS");
+      const int v = e ? std::atoi(e) : 0;
+      return v > 0 ? v : kReplyMs;
+    }();
+    return ms;
+  }
+  static constexpr int kReplyMs = 10000;
   // How long the SIGABRT handler of a hung worker gets to begin its answer. A healthy one takes milliseconds
   // (fixtures/isolated_read.cpp's report_crash: backtrace() and dladdr(), no symbolizer); a sanitizer report that
-  // the abort crossed says 'R' first, and after 'R' there is no limit. 5 s until stop 34: the handlers that never
+  // the abort crossed says 'R' first, and after 'R' it gets reply_ms(). 5 s until stop 34: the handlers that never
   // answer (1-13 per 20,000-execution run, docs/FORMAT.md) cost 5 s each in CI's import run.
   static constexpr int kAbortReplyMs = 1000;
 
@@ -966,6 +1013,7 @@ class Worker {
       shared_->lowest_stack = podcheck_fuzz_lowest_stack();
       const char done = 'd';
       if (::write(to_parent, &done, 1) != 1) break;
+      if (g_worker_stuck_after == 'd') worker_stuck('d');
       char reply = 'o';
       // a block of ours outlived the input: maybe a leak; and now and then a check in any case, for a block
       // allocated earlier that this input dropped
@@ -989,7 +1037,15 @@ class Worker {
     if (::pipe2(req, O_CLOEXEC) != 0 || ::pipe2(rep, O_CLOEXEC) != 0) harness_failure("cannot make the worker's pipes");
     std::fflush(nullptr);
     ++g_workers_started;
+    // SIGABRT (the parent's hang signal) stays blocked in the new worker until its own handlers are in: one that
+    // came during the worker's setup went to libFuzzer's handler, inherited from the fuzzer, which wrote a crash-*
+    // artifact into the working folder (the abort storm, whose 1 ms limit ends inside the setup, left 20 a run)
+    sigset_t abort_only, before;
+    sigemptyset(&abort_only);
+    sigaddset(&abort_only, SIGABRT);
+    ::pthread_sigmask(SIG_BLOCK, &abort_only, &before);
     pid_ = ::fork();
+    if (pid_ != 0) ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
     if (pid_ < 0) harness_failure("cannot fork a worker");
     if (pid_ == 0) {
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the fuzzer
@@ -1001,10 +1057,13 @@ class Worker {
       g_worker_reply_fd = rep[1];
       if (const char* e = std::getenv("PODCHECK_FUZZ_MISREPORT"); e && std::strcmp(e, "1") == 0)
         g_worker_misreports = g_workers_started == 1;
+      if (const char* e = std::getenv("PODCHECK_FUZZ_STUCK"); e && g_workers_started == 1)
+        g_worker_stuck_after = std::strcmp(e, "done") == 0 ? 'd' : std::strcmp(e, "report") == 0 ? 'R' : 0;
       g_worker_report_fd = ::memfd_create("podcheck-fuzz-report", MFD_CLOEXEC);
       if (g_worker_report_fd < 0) harness_failure("cannot make the worker's report file");
       __sanitizer_set_report_fd(reinterpret_cast<void*>(static_cast<std::intptr_t>(g_worker_report_fd)));
       __sanitizer_set_death_callback(worker_sanitizer_death);
+      ::pthread_sigmask(SIG_SETMASK, &before, nullptr);  // a SIGABRT that came meanwhile reaches our handler now
       serve(req[0], rep[1]);
     }
     if (const int e = ::clock_getcpuclockid(pid_, &cpu_clock_); e != 0) harness_failure("no CPU clock of the new worker", e);
@@ -1014,17 +1073,30 @@ class Worker {
     from_worker_ = rep[0];
   }
 
+  // Closes the pipes and reaps the worker. One that has answered exits at once (a retired worker, or a death
+  // callback's _exit); one that has not exited after kExitMs is killed, so that this wait is bounded too.
   void stop() {
     ::close(to_worker_);
     ::close(from_worker_);
     int st = 0;
-    while (::waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
+    for (int waited_ms = 0;; ++waited_ms) {
+      const pid_t r = ::waitpid(pid_, &st, WNOHANG);
+      if (r == pid_ || (r < 0 && errno != EINTR)) break;
+      if (waited_ms == kExitMs) {
+        ::kill(pid_, SIGKILL);
+        while (::waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
+        }
+        break;
+      }
+      ::usleep(1000);
     }
     pid_ = -1;
   }
 
   static constexpr long kCheckEvery = 256, kInputsPerWorker = 1000;
+  static constexpr int kExitMs = 2000;
   long served = 0;  // in the worker
+  std::string why_hang_;
   Body body_;
   std::uint8_t* counters_ = nullptr;
   long n_counters_ = 0;
@@ -1053,8 +1125,9 @@ struct Tally {
                    w.clean ? w.clean_us / 1e3 / static_cast<double>(w.clean) : 0.0, w.slowest_clean_us / 1e3,
                    w.slow_clean, Worker::kHangMilliseconds);
       std::fprintf(stderr, "podcheck-fuzz: %ld heap allocations recorded during those inputs; %ld hung workers did "
-                           "not answer SIGABRT within %d ms (killed, their input read again)\n", w.allocations,
-                   w.unresponsive, Worker::kAbortReplyMs);
+                           "not answer SIGABRT within %d ms, %ld workers stopped answering after 'd' or 'R' for %d ms "
+                           "(all killed, their input read again)\n", w.allocations, w.unresponsive,
+                   Worker::kAbortReplyMs, w.stopped_after_saying, Worker::reply_ms());
     }
     std::fprintf(stderr, "podcheck-fuzz: %ld inputs: %ld libhdf5 crashes and %ld libhdf5 hangs isolated, %ld slow "
                          "inputs of ours read again, %ld files refused, %ld cases read, %ld cases refused, %ld "
@@ -1090,7 +1163,8 @@ int one_input(const std::uint8_t* data, std::size_t size, Read read, Encode enco
   tally.worker = &worker;
   Worker::Outcome outcome = worker.run();
   if (outcome == Worker::Outcome::podcheck_hang) {
-    // slow in our own code: once more with time to finish (not in process: libhdf5 can crash there)
+    // slow in our own code, or a worker that stopped answering: once more in a fresh worker with time to finish
+    // (not in process: libhdf5 can crash there)
     ++tally.slow_ours;
     outcome = worker.run(Worker::kSlowMilliseconds);
   }
@@ -1099,8 +1173,8 @@ int one_input(const std::uint8_t* data, std::size_t size, Read read, Encode enco
     case Worker::Outcome::library_crash: ++tally.library_crashes; return 0;
     case Worker::Outcome::library_hang: ++tally.library_hangs; return 0;
     case Worker::Outcome::podcheck_hang:
-      std::fprintf(stderr, "podcheck-fuzz: podcheck's code used over %d ms of CPU time on this input: a hang\n",
-                   Worker::kSlowMilliseconds);
+      std::fprintf(stderr, "podcheck-fuzz: read again by a fresh worker with the slow limit, this input hung again (%s): "
+                           "failing the run on it\n", worker.why_hang().c_str());
       std::abort();  // libFuzzer writes the input as a crash artifact
     case Worker::Outcome::podcheck_leak:
       in_process();
@@ -1145,9 +1219,10 @@ int one_input(const std::uint8_t* data, std::size_t size, Read read, Encode enco
 extern "C" const char* __asan_default_options() { return "quarantine_size_mb=16"; }
 
 // Called by ASan and by UBSan when a report begins (weak in their runtimes; this header is in one file per
-// target). In the worker: tell the parent, whose hang limit then no longer applies (see Worker::run).
+// target). In the worker: tell the parent, whose CPU limit then gives way to reply_ms() of wall time (Worker::run).
 extern "C" void __asan_on_error() {
   if (podcheck::fuzz::g_worker_reply_fd >= 0) (void)!::write(podcheck::fuzz::g_worker_reply_fd, "R", 1);
+  if (podcheck::fuzz::g_worker_stuck_after == 'R') podcheck::fuzz::worker_stuck('R');
 }
 extern "C" void __ubsan_on_report() {
   if (podcheck::fuzz::g_worker_reply_fd >= 0) (void)!::write(podcheck::fuzz::g_worker_reply_fd, "R", 1);

@@ -123,7 +123,7 @@ def main():
         for i in range(a.jobs):
             log_i = os.path.join(work, f"fuzz-{i}.log")
             cmd = [binary, f"-runs={a.runs // a.jobs}", f"-max_total_time={a.seconds}", f"-seed={a.seed + i}",
-                   "-timeout=30", "-rss_limit_mb=4096", "-malloc_limit_mb=1048576", "-print_final_stats=1",
+                   "-timeout=120", "-rss_limit_mb=4096", "-malloc_limit_mb=1048576", "-print_final_stats=1",
                    f"-artifact_prefix={arts}", os.path.join(work, "corpus"), corpus]
             logs.append(log_i)
             procs.append(subprocess.Popen(cmd, stdout=open(log_i, "w"), stderr=subprocess.STDOUT, env=env(False)))
@@ -140,7 +140,7 @@ def main():
         rc = max(rcs)
     else:
         cmd = [binary, f"-fork={a.jobs}", "-ignore_crashes=1", "-ignore_timeouts=1", "-ignore_ooms=1",
-               f"-max_total_time={a.seconds}", f"-seed={a.seed}", "-timeout=30", "-rss_limit_mb=4096",
+               f"-max_total_time={a.seconds}", f"-seed={a.seed}", "-timeout=120", "-rss_limit_mb=4096",
                "-malloc_limit_mb=1048576", f"-artifact_prefix={arts}", os.path.join(work, "corpus"), corpus]
         with open(log_path, "w") as log:
             rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env(False)).returncode

@@ -17,7 +17,8 @@ import sys
 MAX_LINES = 8
 TAIL = 3
 FRAMES = 4  # of the last sanitizer report in a failed test's output: its first frames (where it happened)
-WHY = re.compile(r"FAIL|ERROR|SUMMARY:|runtime error|podcheck-fuzz: (the worker crashed|podcheck's code|the leak|harness failure|a case failed|case '.*' changed)|"
+WHY = re.compile(r"FAIL|ERROR|SUMMARY:|runtime error|podcheck-fuzz: (the worker crashed|podcheck's code|the leak|harness failure|a case failed|case '.*' changed|"
+                 r"read again by a fresh worker|a worker said|a hung worker)|"
                  r"^Done \d+ runs|crash-|leak-|Timeout|Killed|Segmentation|terminate called|REQUIRE|CHECK\(")
 
 ANSWER = re.compile(r"podcheck-fuzz: worker \d+ answers")
@@ -35,7 +36,8 @@ def main(build):
     failed = 0
     for block in re.split(r"\n(?=\d+/\d+ Testing: )", text):
         m = re.match(r"\d+/\d+ Testing: (.*)", block)
-        if not m or "Test Passed." in block or "Test Skipped" in block:
+        # a test passed on its required output (PASS_REGULAR_EXPRESSION) says "Test Pass Reason:" instead
+        if not m or any(w in block for w in ("Test Passed.", "Test Pass Reason:", "Test Skipped")):
             continue
         out = block.split("Output:\n", 1)[-1].split("<end of output>", 1)[0]
         lines = [l for l in out.splitlines() if l.strip() and not l.startswith("-----")]

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """scripts/ctest_digest.py on a made-up ctest log: a failed fuzz run whose output holds a libhdf5 report isolated
 earlier and then the report of the input that failed it. The digest (what CI's kept tail shows) must name the failed
-test, the last report's first frames and the last worker's answer, and leave the passed test out.
+test, the last report's first frames and the last worker's answer, and leave the passed tests out, the one passed on
+its required output (ctest's "Test Pass Reason:", no "Test Passed.") included: CI's digest once named such a test
+(fuzz-report-origin) as failed beside the one that was.
 
 usage: ctest_digest_test.py SOURCE_DIR
 """
@@ -10,13 +12,13 @@ import subprocess
 import sys
 import tempfile
 
-LOG = """1/3 Testing: cli:fine
+LOG = """1/4 Testing: cli:fine
 Output:
 ----------------------------------------------------------
 all good
 <end of output>
 Test Passed.
-2/3 Testing: fuzz:fuzz_flashinfer_import
+2/4 Testing: fuzz:fuzz_flashinfer_import
 Output:
 ----------------------------------------------------------
 INFO: Seed: 1
@@ -42,12 +44,21 @@ stat::peak_rss_mb:              96
 <end of output>
 Test time =  10 sec
 Test Failed.
-3/3 Testing: traces:ok
+3/4 Testing: traces:ok
 Output:
 ----------------------------------------------------------
 fine too
 <end of output>
 Test Passed.
+4/4 Testing: fuzz-report-origin:fuzz_trace_reader
+Output:
+----------------------------------------------------------
+report_origin self-test: 4 of 4 made-up reports placed right, 0 of 4 addresses misplaced
+<end of output>
+Test time =   0.23 sec
+----------------------------------------------------------
+Test Pass Reason:
+Required regular expression found. Regex=[4 of 4 made-up reports placed right, 0 of 4 addresses misplaced]
 """
 
 
@@ -61,7 +72,7 @@ def main(src):
     print(out)
     wanted = ["ctest_digest: FAILED fuzz:fuzz_flashinfer_import", "#1 0x7fbb in H5HG_read", "#3 0x7fbd in H5T_convert",
               "worker 200 answers 'p'", "ctest_fuzz: FAIL: the fuzzer exited with status 77"]
-    unwanted = ["cli:fine", "traces:ok", "#4 0x7fbe", "#1 0x7faa in H5MM_xstrdup"]
+    unwanted = ["cli:fine", "traces:ok", "fuzz-report-origin", "#4 0x7fbe", "#1 0x7faa in H5MM_xstrdup"]
     bad = [w for w in wanted if w not in out] + [u for u in unwanted if u in out]
     if bad:
         print(f"ctest_digest_test: FAIL: missing or unwanted in the digest: {bad}")
