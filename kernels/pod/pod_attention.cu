@@ -1332,7 +1332,7 @@ constexpr bool kWsPingPong = kWsPipe && PODCHECK_WS_PINGPONG != 0;
 constexpr int kWsProducerRegs = PODCHECK_WS_PRODUCER_REGS;
 constexpr int kWsConsumerRegs = (65536 - 128 * kWsProducerRegs) / 256 / 8 * 8 > 256 ? 256 : (65536 - 128 * kWsProducerRegs) / 256 / 8 * 8;
 // (split SMs) the group decode's pipelines (gd_cta below): their constants and shared-memory layout
-constexpr int kGdHeads = 4, kGdStages = 3, kGdPipes = 2, kGdPage = 16;
+constexpr int kGdHeads = kGroupDecodeHeads, kGdStages = 3, kGdPipes = 2, kGdPage = kGroupDecodePage;
 constexpr int kGdFirst = 1, kGdLast = 2, kGdEmpty = 4, kGdEnd = 8;  // a stage's meta flags
 template <int D> struct GdSmem {
   static constexpr int half = kGdHeads * kGdPage * 128;  // one 64-column block of K (or V) of a stage: [heads][16][64]
@@ -2045,50 +2045,18 @@ PlanTuning tuning_from_env() {
   return t;
 }
 
-// The group decode of the split form (gd_cta): which decodes it takes, and its groups and tensor maps. It takes a
-// decode side whose every request has at most one query row (so the group's g <= 8 packed rows are one query's
-// heads, with no causal or window bound inside the item), pages of 16 tokens, KV heads in groups of kGdHeads, no
-// custom mask or window, and K / V whose base and strides suit tensor copies (16-byte multiples). Returns "" when
-// set up (k.gdec on), else why not (the launch then keeps the split form's other decode).
+// The group decode of the split form (gd_cta): which decodes it takes and its groups (pod_plan's
+// group_decode_refusal and group_decode_groups, which the CPU tests check), its tensor maps. Returns "" when set up
+// (k.gdec on), else why not (the launch then keeps the split form's other decode).
 std::string setup_group_decode(const pod_problem& p, const SidePlan& sp, KParams& k, std::vector<void*>& owned) {
   const pod_side& s = p.decode;
   const pod_kv& kv = s.kv;
-  if (kv.page_size != kGdPage) return "page size " + std::to_string(kv.page_size) + ", not 16";
-  if (k.group > 8) return "group size " + std::to_string(k.group) + " (at most 8)";
-  if (p.num_kv_heads % kGdHeads != 0) return "KV heads not a multiple of 4";
-  if (s.mask_mode == POD_MASK_CUSTOM || s.window_left >= 0) return "custom mask or sliding window";
-  for (int r = 0; r < s.num_requests; ++r)
-    if (s.qo_indptr_host[r + 1] - s.qo_indptr_host[r] > 1) return "a request with more than one query row";
-  const auto a16 = [](std::int64_t elems) { return (elems * 2) % 16 == 0 && elems * 2 < (std::int64_t(1) << 40); };
-  if (reinterpret_cast<std::uintptr_t>(kv.k) % 16 || reinterpret_cast<std::uintptr_t>(kv.v) % 16 ||
-      !a16(kv.k_stride_page) || !a16(kv.k_stride_slot) || !a16(kv.k_stride_head) || !a16(kv.v_stride_page) ||
-      !a16(kv.v_stride_slot) || !a16(kv.v_stride_head))
-    return "K / V base or strides not multiples of 16 bytes";
-  if (reinterpret_cast<std::uintptr_t>(s.q) % 4 || s.q_stride_row % 2 || s.q_stride_head % 2)
-    return "query rows not 4-byte aligned";
-  // groups: the items of KV heads 4 j .. 4 j + 3 of one request and chunk, with the same range, in the plan's order
-  std::map<std::array<int, 3>, int> at;  // (request, chunk, KV head) -> item
-  for (int i = 0; i < int(sp.items.size()); ++i) {
-    const WorkItem& w = sp.items[i];
-    if (w.row_begin != 0) return "an item past the first row tile";
-    at[{w.request, w.chunk, w.kv_head}] = i;
-  }
+  if (const std::string refusal = group_decode_refusal(p); !refusal.empty()) return refusal;
+  std::string why;
+  const auto ids4 = group_decode_groups(sp, &why);
+  if (ids4.empty()) return why.empty() ? "no decode item" : why;
   std::vector<int4> groups;
-  for (int i = 0; i < int(sp.items.size()); ++i) {
-    const WorkItem& w = sp.items[i];
-    if (w.kv_head % kGdHeads != 0) continue;
-    int ids[kGdHeads] = {i};
-    for (int h = 1; h < kGdHeads; ++h) {
-      const auto f = at.find({w.request, w.chunk, w.kv_head + h});
-      if (f == at.end()) return "an item without the rest of its head group";
-      const WorkItem& x = sp.items[f->second];
-      if (x.kv_begin != w.kv_begin || x.kv_end != w.kv_end || x.nchunks != w.nchunks)
-        return "a head group's ranges differ";
-      ids[h] = f->second;
-    }
-    groups.push_back(make_int4(ids[0], ids[1], ids[2], ids[3]));
-  }
-  if (groups.size() * kGdHeads != sp.items.size()) return "items outside head groups";
+  for (const auto& g : ids4) groups.push_back(make_int4(g[0], g[1], g[2], g[3]));
   // the page dimension's extent: the largest page id in the table, read back once
   const int n_idx = kv.indptr_host[s.num_requests];
   std::vector<std::int32_t> ids(std::max(n_idx, 1), 0);

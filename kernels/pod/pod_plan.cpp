@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 
 namespace podcheck::kernels {
 
@@ -204,6 +205,62 @@ int ws_split_sms_gdec(const PodPlan& plan, int sms, int head_dim, int groups, in
     const double td = std::max(floor_d, std::ceil(double(groups) / (double(pipes_per_sm) * (sms - p))) * group_us);
     return std::max(tp, td);
   });
+}
+
+std::string group_decode_refusal(const pod_problem& p) {
+  const pod_side& s = p.decode;
+  const pod_kv& kv = s.kv;
+  if (is8(p.dtype_kv)) return "fp8 KV";
+  if (kv.page_size != kGroupDecodePage) return "page size " + std::to_string(kv.page_size) + ", not 16";
+  const int g = p.num_kv_heads > 0 ? p.num_qo_heads / p.num_kv_heads : 0;
+  if (g > 8) return "group size " + std::to_string(g) + " (at most 8)";
+  if (p.num_kv_heads % kGroupDecodeHeads != 0) return "KV heads not a multiple of 4";
+  if (s.mask_mode == POD_MASK_CUSTOM || s.window_left >= 0) return "custom mask or sliding window";
+  for (int r = 0; r < s.num_requests; ++r)
+    if (s.qo_indptr_host[r + 1] - s.qo_indptr_host[r] > 1) return "a request with more than one query row";
+  // byte strides (16-bit elements) in 16-byte multiples and under 2^40, as cuTensorMapEncodeTiled takes them
+  const auto a16 = [](std::int64_t elems) { return (elems * 2) % 16 == 0 && elems * 2 < (std::int64_t(1) << 40); };
+  if (reinterpret_cast<std::uintptr_t>(kv.k) % 16 || reinterpret_cast<std::uintptr_t>(kv.v) % 16 ||
+      !a16(kv.k_stride_page) || !a16(kv.k_stride_slot) || !a16(kv.k_stride_head) || !a16(kv.v_stride_page) ||
+      !a16(kv.v_stride_slot) || !a16(kv.v_stride_head))
+    return "K / V base or strides not multiples of 16 bytes";
+  if (reinterpret_cast<std::uintptr_t>(s.q) % 4 || s.q_stride_row % 2 || s.q_stride_head % 2)
+    return "query rows not 4-byte aligned";
+  return {};
+}
+
+std::vector<std::array<int, kGroupDecodeHeads>> group_decode_groups(const SidePlan& decode, std::string* why_not) {
+  std::vector<std::array<int, kGroupDecodeHeads>> groups;
+  const auto refuse = [&](const char* why) {
+    if (why_not) *why_not = why;
+    groups.clear();
+    return groups;
+  };
+  const std::vector<WorkItem>& items = decode.items;
+  std::map<std::array<int, 3>, int> at;  // (request, chunk, KV head) -> item
+  for (int i = 0; i < int(items.size()); ++i) {
+    const WorkItem& w = items[i];
+    if (w.row_begin != 0) return refuse("an item past the first row tile");
+    at[{w.request, w.chunk, w.kv_head}] = i;
+  }
+  for (int i = 0; i < int(items.size()); ++i) {
+    const WorkItem& w = items[i];
+    if (w.kv_head % kGroupDecodeHeads != 0) continue;
+    std::array<int, kGroupDecodeHeads> ids{};
+    ids[0] = i;
+    for (int h = 1; h < kGroupDecodeHeads; ++h) {
+      const auto f = at.find({w.request, w.chunk, w.kv_head + h});
+      if (f == at.end()) return refuse("an item without the rest of its head group");
+      const WorkItem& x = items[f->second];
+      if (x.kv_begin != w.kv_begin || x.kv_end != w.kv_end || x.nchunks != w.nchunks)
+        return refuse("a head group's ranges differ");
+      ids[h] = f->second;
+    }
+    groups.push_back(ids);
+  }
+  if (groups.size() * kGroupDecodeHeads != items.size()) return refuse("items outside head groups");
+  if (why_not) why_not->clear();
+  return groups;
 }
 
 int role_split(double prefill_cost, double decode_cost, int ctas_per_sm) {

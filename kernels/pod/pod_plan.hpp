@@ -5,6 +5,7 @@
 
 #include "kernels/include/podcheck_kernel_abi.h"
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -119,6 +120,19 @@ int ws_split_sms(const PodPlan& plan, int sms, int head_dim);
 // decode no faster than the bandwidth floor. Of counts that tie, the middle one.
 inline constexpr double kGdPipeUnitUs = 0.017;
 int ws_split_sms_gdec(const PodPlan& plan, int sms, int head_dim, int groups, int pipes_per_sm);
+
+// The split form's decode by groups of KV heads on tensor copies (pod_attention.cu, gd_cta; notebook step 21): a group
+// is kGroupDecodeHeads KV heads of one request and chunk, a copy stage one page of kGroupDecodePage tokens of them.
+inline constexpr int kGroupDecodeHeads = 4, kGroupDecodePage = 16;
+// Whether it can take a problem's decode, from the problem alone: every request at most one query row (a group's
+// g <= 8 packed rows are then one query's heads, with no causal or window bound inside an item), pages of 16 tokens,
+// g <= 8, KV heads in fours, 16-bit KV, no custom mask or window, K / V base and strides in 16-byte multiples (the
+// tensor maps'), query rows 4-byte aligned. "" when it can, else why not (one phrase, printed by `bench kernel`).
+std::string group_decode_refusal(const pod_problem& p);
+// Its groups over a decode plan: the items of KV heads 4 j .. 4 j + 3 of one request and chunk (indices into
+// decode.items, the head-4j item's order), each with the same KV range. Empty, with *why_not set, when the items do
+// not all come in such groups.
+std::vector<std::array<int, kGroupDecodeHeads>> group_decode_groups(const SidePlan& decode, std::string* why_not);
 
 // Splits of a decode-only launch whose `items` unsplit items are fewer than the `target` resident CTAs (v3.7): a
 // decode item streams its KV at its CTA's latency-bound rate, so a part-filled last wave costs nearly a whole one.

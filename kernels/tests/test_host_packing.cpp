@@ -488,6 +488,100 @@ TEST_CASE("the split form's SM split with the group decode lands where the H100 
   CHECK(ws_split_sms_gdec(plan, 1, 128, 512, 2) == 1);
 }
 
+TEST_CASE("the split form's group decode: which decodes it takes, and its groups of 4 KV heads", "[kernels][host]") {
+  // eligible: decodes of one query row, page 16, g 4, 8 KV heads, stacked K / V (the tensor maps' strides alike)
+  CaseSpec s;
+  s.heads = 32;
+  s.kv_heads = 8;
+  s.prefill = side(false, {8}, {8}, MaskMode::causal);
+  s.decode = side(true, {1, 0, 1, 1, 1}, {300, 17, 16, 0, 40});
+  s.decode.stacked = true;
+  struct Refusal {
+    const char* why;  // the phrase the reason must hold ("" : taken)
+    void (*apply)(CaseSpec&);
+  };
+  const Refusal cases[] = {
+      {"", [](CaseSpec&) {}},
+      {"", [](CaseSpec& c) { c.layout = Layout::HND; }},
+      {"", [](CaseSpec& c) { c.heads = 64; }},  // g 8
+      {"fp8 KV", [](CaseSpec& c) { c.dtype_kv = DType::float8_e4m3fn; }},
+      {"page size 1, not 16", [](CaseSpec& c) { c.page_size = 1; }},
+      {"group size 16", [](CaseSpec& c) { c.heads = 128; }},
+      {"KV heads not a multiple of 4", [](CaseSpec& c) { c.kv_heads = 2; c.heads = 8; }},
+      {"custom mask or sliding window", [](CaseSpec& c) { c.decode.window_left = 64; }},
+      {"custom mask or sliding window", [](CaseSpec& c) { c.decode.mask = MaskMode::custom; }},
+      {"more than one query row", [](CaseSpec& c) { c.decode.qo_lens[2] = 2; }},
+  };
+  for (const Refusal& r : cases) {
+    CaseSpec spec = s;
+    r.apply(spec);
+    const Case c = test::build_case(spec);
+    PackedProblem pp;
+    pack_case(c, pp);
+    REQUIRE(pp.unsupported.empty());
+    const std::string why = group_decode_refusal(pp.problem);
+    INFO("want '" << r.why << "', got '" << why << "'");
+    CHECK((r.why[0] == 0 ? why.empty() : why.find(r.why) != std::string::npos));
+  }
+  {  // K / V strides that tensor copies cannot take: a slot stride of 65 elements (130 bytes)
+    PackedProblem pp;
+    pack_case(test::build_case(s), pp);
+    pp.problem.decode.kv.k_stride_slot = 65;
+    CHECK(group_decode_refusal(pp.problem).find("16 bytes") != std::string::npos);
+  }
+
+  // The groups over the planner's items, unsplit and split: each holds KV heads 4 j .. 4 j + 3 of one request and
+  // chunk with one KV range, and every item is in exactly one group.
+  PackedProblem pp;
+  pack_case(test::build_case(s), pp);
+  for (int chunk : {0, 64}) {
+    PlanTuning t;
+    t.chunk_tokens[1] = chunk;
+    const PodPlan plan = make_plan(pp.problem, 264, 2, t);
+    const SidePlan& d = plan.side[1];
+    std::string why = "unset";
+    const auto groups = group_decode_groups(d, &why);
+    INFO("chunk " << chunk << ": " << why);
+    REQUIRE(why.empty());
+    CHECK(groups.size() * 4 == d.items.size());
+    std::vector<int> seen(d.items.size(), 0);
+    for (const auto& g : groups) {
+      const WorkItem& w0 = d.items[g[0]];
+      CHECK(w0.kv_head % 4 == 0);
+      for (int h = 0; h < 4; ++h) {
+        const WorkItem& w = d.items[g[h]];
+        ++seen[g[h]];
+        CHECK(w.request == w0.request);
+        CHECK(w.chunk == w0.chunk);
+        CHECK(w.kv_head == w0.kv_head + h);
+        CHECK(w.kv_begin == w0.kv_begin);
+        CHECK(w.kv_end == w0.kv_end);
+      }
+    }
+    CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
+    if (chunk == 64) CHECK(d.max_splits == 5);  // 300 tokens in chunks of 64: the split groups were built too
+  }
+
+  // Items that do not come in such groups are refused with the reason, and no group is returned
+  const PodPlan plan = make_plan(pp.problem, 264, 2);
+  auto refused = [&](void (*edit)(std::vector<WorkItem>&)) {
+    SidePlan d = plan.side[1];
+    edit(d.items);
+    std::string why;
+    const auto groups = group_decode_groups(d, &why);
+    CHECK(groups.empty());
+    return why;
+  };
+  CHECK(refused([](std::vector<WorkItem>& v) { v.pop_back(); }).find("without the rest of its head group") !=
+        std::string::npos);
+  CHECK(refused([](std::vector<WorkItem>& v) {
+          for (WorkItem& w : v)
+            if (w.kv_head == 1) { w.kv_begin += 16; break; }
+        }).find("ranges differ") != std::string::npos);
+  CHECK(refused([](std::vector<WorkItem>& v) { v[0].row_begin = 16; }).find("past the first row tile") !=
+        std::string::npos);
+}
+
 TEST_CASE("plan tuning: a per-side chunk splits only that side, the role split override is clamped", "[kernels][host]") {
   CaseSpec s;
   s.heads = 8;
