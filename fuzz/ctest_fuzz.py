@@ -97,6 +97,20 @@ def fail(msg):
     return 1
 
 
+def run_planted(binary, corpus, runs, env, nosym, extra=()):
+    """One run with a planted condition, in a work folder of its own (new inputs and artifacts there, the committed
+    corpus read only); unsymbolized when nosym, and then a failed run's output symbolized afterwards. Returns
+    (status, output, the artifacts' names)."""
+    with tempfile.TemporaryDirectory() as work:
+        arts = os.path.join(work, "artifacts") + "/"
+        new_inputs = os.path.join(work, "corpus")
+        os.makedirs(arts)
+        os.makedirs(new_inputs)
+        rc, out = run([binary, f"-runs={runs}", *FLAGS, *extra, f"-artifact_prefix={arts}", new_inputs, corpus],
+                      env=unsymbolized(env) if nosym else env, timeout=600, symbolize_failure=nosym)
+        return rc, out, os.listdir(arts)
+
+
 def runs(argv):
     wanted = int(argv[0])
     rc, out = run(argv[1:] + [f"-runs={wanted}"], env=unsymbolized(), symbolize_failure=True)
@@ -154,15 +168,7 @@ def planted(argv):
     kind, binary, corpus, *mode = argv
     nosym = mode == ["nosym"]
     report = {"fault": r"ERROR: AddressSanitizer: heap-buffer-overflow", "leak": r"ERROR: LeakSanitizer: detected memory leaks"}[kind]
-    with tempfile.TemporaryDirectory() as work:
-        arts = os.path.join(work, "artifacts") + "/"
-        new_inputs = os.path.join(work, "corpus")
-        os.makedirs(arts)
-        os.makedirs(new_inputs)
-        env = dict(os.environ, PODCHECK_FUZZ_PLANT=kind)
-        rc, out = run([binary, "-runs=200", *FLAGS, f"-artifact_prefix={arts}", new_inputs, corpus],
-                      env=unsymbolized(env) if nosym else env, timeout=600, symbolize_failure=nosym)
-        found = os.listdir(arts)
+    rc, out, found = run_planted(binary, corpus, 200, dict(os.environ, PODCHECK_FUZZ_PLANT=kind), nosym)
     if rc == 0:
         return fail(f"the planted {kind} did not fail the run")
     # the worker's report first (the input it read cleanly would never be read in process otherwise), then
@@ -192,19 +198,12 @@ def isolated(argv):
     symbolizer = mode == ["symbolizer"]
     strdup = mode == ["strdup"]
     wanted = 40
-    with tempfile.TemporaryDirectory() as work:
-        arts = os.path.join(work, "artifacts") + "/"
-        new_inputs = os.path.join(work, "corpus")
-        os.makedirs(arts)
-        os.makedirs(new_inputs)
-        env = dict(os.environ, PODCHECK_FUZZ_PLANT="library-strdup" if strdup else "library")
-        if overrule:  # the first worker answers "ours" for the libhdf5 error: fresh workers must overrule it
-            env["PODCHECK_FUZZ_MISREPORT"] = "1"
-        if symbolizer:  # a symbolizer conversation left half-done must not change how later reports read
-            env["PODCHECK_FUZZ_STRAY_SYMBOLIZE"] = "1"
-        rc, out = run([binary, f"-runs={wanted}", *FLAGS, f"-artifact_prefix={arts}", new_inputs, corpus],
-                      env=unsymbolized(env) if nosym else env, timeout=600, symbolize_failure=nosym)
-        found = os.listdir(arts)
+    env = dict(os.environ, PODCHECK_FUZZ_PLANT="library-strdup" if strdup else "library")
+    if overrule:  # the first worker answers "ours" for the libhdf5 error: fresh workers must overrule it
+        env["PODCHECK_FUZZ_MISREPORT"] = "1"
+    if symbolizer:  # a symbolizer conversation left half-done must not change how later reports read
+        env["PODCHECK_FUZZ_STRAY_SYMBOLIZE"] = "1"
+    rc, out, found = run_planted(binary, corpus, wanted, env, nosym)
     done = re.findall(r"^Done (\d+) runs", out, re.M)
     crashes = re.findall(r"(\d+) libhdf5 crashes and", out)
     if rc != 0 or found:
@@ -240,18 +239,11 @@ def isolated(argv):
 def stuck(argv):
     binary, corpus, phase = argv
     wanted = 40
-    with tempfile.TemporaryDirectory() as work:
-        arts = os.path.join(work, "artifacts") + "/"
-        new_inputs = os.path.join(work, "corpus")
-        os.makedirs(arts)
-        os.makedirs(new_inputs)
-        env = dict(os.environ, PODCHECK_FUZZ_STUCK=phase, PODCHECK_FUZZ_REPLY_MS="500")
-        if phase == "report":
-            env["PODCHECK_FUZZ_PLANT"] = "library"
-        # libFuzzer's own -timeout (20 s) is what an unbounded wait on the stopped worker runs into
-        rc, out = run([binary, f"-runs={wanted}", *FLAGS, "-timeout=20", f"-artifact_prefix={arts}", new_inputs, corpus],
-                      env=unsymbolized(env), timeout=600)
-        found = os.listdir(arts)
+    env = dict(os.environ, PODCHECK_FUZZ_STUCK=phase, PODCHECK_FUZZ_REPLY_MS="500")
+    if phase == "report":
+        env["PODCHECK_FUZZ_PLANT"] = "library"
+    # libFuzzer's own -timeout (20 s) is what an unbounded wait on the stopped worker runs into
+    rc, out, found = run_planted(binary, corpus, wanted, env, True, extra=["-timeout=20"])
     said = {"done": "d", "report": "R"}[phase]
     if f"stops after saying '{said}'" not in out:
         return fail(f"the worker's stop after '{said}' was not planted")

@@ -849,6 +849,13 @@ class Worker {
     return library ? Outcome::library_crash : Outcome::podcheck_crash;
   }
 
+  // A limit in milliseconds from the environment (the harness's self-tests), else the fallback.
+  static int env_ms(const char* var, int fallback) {
+    const char* e = std::getenv(var);
+    const int v = e ? std::atoi(e) : 0;
+    return v > 0 ? v : fallback;
+  }
+
   // What the last podcheck_hang outcome was (a hang in our code, or a worker that stopped answering).
   const std::string& why_hang() const { return why_hang_; }
 
@@ -857,11 +864,7 @@ class Worker {
   // The hang limit: kHangMilliseconds, or PODCHECK_FUZZ_HANG_MS (the harness's self-test,
   // fuzz-abort-storm: 1 ms sends nearly every input SIGABRT at a random point of its read).
   static int hang_ms() {
-    static const int ms = [] {
-      const char* e = std::getenv("PODCHECK_FUZZ_HANG_MS");
-      const int v = e ? std::atoi(e) : 0;
-      return v > 0 ? v : kHangMilliseconds;
-    }();
+    static const int ms = env_ms("PODCHECK_FUZZ_HANG_MS", kHangMilliseconds);
     return ms;
   }
 
@@ -874,11 +877,7 @@ class Worker {
   // How long a worker gets to go on after 'd' or 'R' (the bound above): 10 s, or PODCHECK_FUZZ_REPLY_MS (the
   // harness's self-test, fuzz-stuck-*: 500 ms).
   static int reply_ms() {
-    static const int ms = [] {
-      const char* e = std::getenv("PODCHECK_FUZZ_REPLY_MS");
-      const int v = e ? std::atoi(e) : 0;
-      return v > 0 ? v : kReplyMs;
-    }();
+    static const int ms = env_ms("PODCHECK_FUZZ_REPLY_MS", kReplyMs);
     return ms;
   }
   static constexpr int kReplyMs = 10000;
