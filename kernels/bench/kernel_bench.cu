@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -102,7 +103,8 @@ class Timed {
   virtual void launch(int set, int mode, cudaStream_t stream) = 0;
   virtual pod_run_stats stats(int set, int mode) const = 0;
   virtual std::string timeline(int /*set*/, int /*mode*/, cudaStream_t /*stream*/) { return ""; }  // ours only
-  // (ours) pod_ws_kernel's split form: ", SMs p/d <prefill>/<decode> (decode: <which>)"; else ""
+  // (ours) pod_ws_kernel's split form: ", SMs p/d <prefill>/<decode> (decode: <which>; model ends: prefill <ms>,
+  // decode <ms>)"; else ""
   virtual std::string split_form(int /*set*/, int /*mode*/, int /*sms*/) const { return ""; }
 };
 
@@ -126,7 +128,11 @@ class Ours : public Timed {
     const PreparedPod& pod = *prepared_.at({set, mode});
     const int p = pod.split_prefill_sms();
     if (p == 0) return "";
-    return ", SMs p/d " + std::to_string(p) + "/" + std::to_string(sms - p) + " (decode: " + pod.split_decode() + ")";
+    const SplitEnds e = pod.split_model();
+    char ends[96];
+    std::snprintf(ends, sizeof ends, "; model ends: prefill %.3f, decode %.3f ms", e.prefill_us / 1e3, e.decode_us / 1e3);
+    return ", SMs p/d " + std::to_string(p) + "/" + std::to_string(sms - p) + " (decode: " + pod.split_decode() + ends +
+           ")";
   }
 
  private:

@@ -2092,6 +2092,7 @@ struct PreparedPod::Impl {
   int grid = 0;
   int threads = kThreads;
   int ws_form = -1;  // the launch runs pod_ws_kernel in this form (kern.fused points to it), or -1
+  int sms = 0, head_dim = 0;  // the device's SMs and the problem's head_dim (the split model's inputs)
   std::string gdec_why_not;  // (split form) why the group decode does not run, "" when it does or was not asked
   const MergeRow* merge_rows = nullptr;
   int n_merge = 0;
@@ -2111,6 +2112,8 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   CUDA_CHECK(cudaGetDevice(&dev));
   int sms = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  m.sms = sms;
+  m.head_dim = p.head_dim;
   // Whether the loaded image holds the sm_90a device code (the wgmma prefill and the warp-specialised kernel).
   int wgmma_built = 0;
   CUDA_CHECK(cudaMemcpyFromSymbol(&wgmma_built, podcheck_wgmma_built, sizeof(int)));
@@ -2304,6 +2307,12 @@ const pod_run_stats& PreparedPod::stats() const { return impl_->stats; }
 const PodPlan& PreparedPod::plan() const { return impl_->plan; }
 int PreparedPod::split_prefill_sms() const {
   return impl_->ws_form == kWsSplitSms ? impl_->params.ws_prefill_ctas : 0;
+}
+SplitEnds PreparedPod::split_model() const {
+  const Impl& m = *impl_;
+  if (m.ws_form != kWsSplitSms) return {};
+  return ws_split_ends(m.plan, m.sms, m.head_dim, m.params.ws_prefill_ctas, m.params.gdec ? m.params.gdec_n : 0,
+                       kGdPipes);
 }
 std::string PreparedPod::split_decode() const {
   if (impl_->ws_form != kWsSplitSms) return "";

@@ -34,6 +34,9 @@ class PreparedPod {
   std::string split_decode() const;
   // A launch of the split form: its prefill SMs (PODCHECK_CUDA_PREFILL_SMS, else the split rule's); else 0.
   int split_prefill_sms() const;
+  // A launch of the split form: where the split model (pod_plan's ws_split_ends, with the decode it runs) puts each
+  // side's end at that count of prefill SMs; zeros for a launch not of that form.
+  SplitEnds split_model() const;
 
   struct Impl;  // defined in pod_attention.cu
 

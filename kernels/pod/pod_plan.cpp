@@ -183,27 +183,39 @@ double prefill_sm_us(const PodPlan& plan) {
 }
 }  // namespace
 
-int ws_split_sms(const PodPlan& plan, int sms, int head_dim) {
-  if (sms < 2) return 1;
+SplitEnds ws_split_ends(const PodPlan& plan, int sms, int head_dim, int p, int groups, int pipes_per_sm) {
   const double f = head_dim / 128.0;
   const double wp = prefill_sm_us(plan) * f;
-  const double wd = plan.side[1].cost * kDecodeUnitSmUs * f;
   const double floor_d = plan.side[1].cost * kDecodeUnitMachineUs * f;
-  return best_split(sms, [&](int p) { return std::max(wp / p, std::max(floor_d, wd / (sms - p))); });
+  const int d = std::max(1, sms - p);
+  SplitEnds e;
+  if (groups <= 0) {  // the decode warpgroups: the decode's work spread evenly over its SMs
+    e.prefill_us = wp / p;
+    e.decode_us = std::max(floor_d, plan.side[1].cost * kDecodeUnitSmUs * f / d);
+    return e;
+  }
+  // waves on both sides: whole items per prefill SM, whole groups per decode pipeline
+  const double n_items = double(plan.side[0].items.size());
+  const double item_us = n_items > 0 ? wp / n_items : 0.0;
+  const double group_us = plan.side[1].cost / groups * kGdPipeUnitUs * f;
+  e.prefill_us = std::max(wp / p, std::ceil(n_items / p) * item_us);
+  e.decode_us = std::max(floor_d, std::ceil(double(groups) / (double(pipes_per_sm) * d)) * group_us);
+  return e;
+}
+
+int ws_split_sms(const PodPlan& plan, int sms, int head_dim) {
+  if (sms < 2) return 1;
+  return best_split(sms, [&](int p) {
+    const SplitEnds e = ws_split_ends(plan, sms, head_dim, p);
+    return std::max(e.prefill_us, e.decode_us);
+  });
 }
 
 int ws_split_sms_gdec(const PodPlan& plan, int sms, int head_dim, int groups, int pipes_per_sm) {
   if (sms < 2) return 1;
-  const double f = head_dim / 128.0;
-  const double n_items = double(plan.side[0].items.size());
-  const double wp = prefill_sm_us(plan) * f;
-  const double item_us = n_items > 0 ? wp / n_items : 0.0;
-  const double floor_d = plan.side[1].cost * kDecodeUnitMachineUs * f;
-  const double group_us = groups > 0 ? plan.side[1].cost / groups * kGdPipeUnitUs * f : 0.0;
   return best_split(sms, [&](int p) {
-    const double tp = std::max(wp / p, std::ceil(n_items / p) * item_us);
-    const double td = std::max(floor_d, std::ceil(double(groups) / (double(pipes_per_sm) * (sms - p))) * group_us);
-    return std::max(tp, td);
+    const SplitEnds e = ws_split_ends(plan, sms, head_dim, p, groups, pipes_per_sm);
+    return std::max(e.prefill_us, e.decode_us);
   });
 }
 

@@ -120,6 +120,13 @@ int ws_split_sms(const PodPlan& plan, int sms, int head_dim);
 // decode no faster than the bandwidth floor. Of counts that tie, the middle one.
 inline constexpr double kGdPipeUnitUs = 0.017;
 int ws_split_sms_gdec(const PodPlan& plan, int sms, int head_dim, int groups, int pipes_per_sm);
+// Where that model puts each side's end (us) with p of the sms SMs on the prefill: the two times whose later one
+// ws_split_sms (groups 0: the decode warpgroups) or ws_split_sms_gdec (groups > 0) minimises over p. `bench kernel`
+// prints them for a split-form launch, beside the timeline's measured ends.
+struct SplitEnds {
+  double prefill_us = 0, decode_us = 0;
+};
+SplitEnds ws_split_ends(const PodPlan& plan, int sms, int head_dim, int p, int groups = 0, int pipes_per_sm = 0);
 
 // The split form's decode by groups of KV heads on tensor copies (pod_attention.cu, gd_cta; notebook step 21): a group
 // is kGroupDecodeHeads KV heads of one request and chunk, a copy stage one page of kGroupDecodePage tokens of them.

@@ -488,6 +488,43 @@ TEST_CASE("the split form's SM split with the group decode lands where the H100 
   CHECK(ws_split_sms_gdec(plan, 1, 128, 512, 2) == 1);
 }
 
+TEST_CASE("the split model's side ends, worked by hand on small plans", "[kernels][host]") {
+  // 5 prefill items of 1,000 keys each (cost 5 x (1,000 + 32): the planner counts a KV tile more per item), a decode
+  // of 40,000 units in 8 groups, 6 SMs, head_dim 128
+  PodPlan plan;
+  plan.side[0].items.resize(5);
+  plan.side[0].cost = 5.0 * (1000 + 32);
+  plan.side[1].cost = 40000;
+  const double item = 1000 * kPrefillTokenSmUs + kPrefillItemSmUs;  // one item on one SM, us
+  const double group = 40000.0 / 8 * kGdPipeUnitUs;                 // one group on one pipeline
+  const double floor_d = 40000 * kDecodeUnitMachineUs;
+  // group decode, p = 2: 3 waves of items (5 on 2 SMs); 8 groups on 4 SMs x 2 pipelines, one wave
+  SplitEnds e = ws_split_ends(plan, 6, 128, 2, 8, 2);
+  CHECK(e.prefill_us == Approx(3 * item));
+  CHECK(e.decode_us == Approx(std::max(floor_d, group)));
+  // p = 4: 2 waves of items; 8 groups on 2 x 2 pipelines, two waves
+  e = ws_split_ends(plan, 6, 128, 4, 8, 2);
+  CHECK(e.prefill_us == Approx(2 * item));
+  CHECK(e.decode_us == Approx(std::max(floor_d, 2 * group)));
+  // head_dim 64 halves both sides' times
+  const SplitEnds h = ws_split_ends(plan, 6, 64, 4, 8, 2);
+  CHECK(h.prefill_us == Approx(e.prefill_us / 2));
+  CHECK(h.decode_us == Approx(e.decode_us / 2));
+  // the decode warpgroups (no groups): the work spread evenly, no waves
+  e = ws_split_ends(plan, 6, 128, 2);
+  CHECK(e.prefill_us == Approx(5 * item / 2));
+  CHECK(e.decode_us == Approx(std::max(floor_d, 40000 * kDecodeUnitSmUs / 4)));
+  // each split rule's count is where the later end is least
+  for (int groups : {0, 8}) {
+    const int best = groups ? ws_split_sms_gdec(plan, 6, 128, groups, 2) : ws_split_sms(plan, 6, 128);
+    const auto later = [&](int p) {
+      const SplitEnds x = ws_split_ends(plan, 6, 128, p, groups, 2);
+      return std::max(x.prefill_us, x.decode_us);
+    };
+    for (int p = 1; p < 6; ++p) CHECK(later(best) <= later(p));
+  }
+}
+
 TEST_CASE("the split form's group decode: which decodes it takes, and its groups of 4 KV heads", "[kernels][host]") {
   // eligible: decodes of one query row, page 16, g 4, 8 KV heads, stacked K / V (the tensor maps' strides alike)
   CaseSpec s;
