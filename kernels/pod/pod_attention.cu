@@ -2166,10 +2166,6 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   k.lse_base_e = p.lse_base_e;
   k.ctas_per_sm = per_sm;
   k.prefill_ctas_per_sm = m.plan.prefill_ctas_per_sm;
-  // (split SMs) the prefill's SMs: PODCHECK_CUDA_PREFILL_SMS, else the split rule (refitted below for the group decode)
-  const int prefill_sms_knob = m.ws_form == kWsSplitSms ? env_knob(kPrefillSmsKnob, 1, std::max(1, sms - 1), 1) : -1;
-  if (m.ws_form == kWsSplitSms)
-    k.ws_prefill_ctas = prefill_sms_knob > 0 ? prefill_sms_knob : ws_split_sms(m.plan, sms, p.head_dim);
   const pod_side* sides[2] = {&p.prefill, &p.decode};
   for (int si = 0; si < 2; ++si) {
     SideDev& sd = k.side[si];
@@ -2220,13 +2216,16 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
     m.owned.push_back(ptr);
     k.counters = static_cast<int*>(ptr);
   }
-  // (split SMs) the group decode where the decode qualifies (PODCHECK_CUDA_GDEC=0: the split form's other decode)
-  // and the split refitted to it (PODCHECK_CUDA_PREFILL_SMS still overrides)
-  if (m.ws_form == kWsSplitSms && decode_runs) {
-    m.gdec_why_not = env_knob(kTuningKnobs[7], 0, 1, 1) != 0 ? setup_group_decode(p, m.plan.side[1], k, m.owned)
-                                                            : std::string(kTuningKnobs[7]) + "=0";
-    if (k.gdec && prefill_sms_knob < 0)
-      k.ws_prefill_ctas = ws_split_sms_gdec(m.plan, sms, p.head_dim, k.gdec_n, kGdPipes);
+  // (split SMs) the group decode where the decode qualifies (PODCHECK_CUDA_GDEC=0: the split form's other decode);
+  // then the prefill's SMs: PODCHECK_CUDA_PREFILL_SMS, else the split rule of the decode that runs
+  if (m.ws_form == kWsSplitSms) {
+    if (decode_runs)
+      m.gdec_why_not = env_knob(kTuningKnobs[7], 0, 1, 1) != 0 ? setup_group_decode(p, m.plan.side[1], k, m.owned)
+                                                              : std::string(kTuningKnobs[7]) + "=0";
+    const int knob = env_knob(kPrefillSmsKnob, 1, std::max(1, sms - 1), 1);
+    k.ws_prefill_ctas = knob > 0  ? knob
+                        : k.gdec ? ws_split_sms_gdec(m.plan, sms, p.head_dim, k.gdec_n, kGdPipes)
+                                 : ws_split_sms(m.plan, sms, p.head_dim);
   }
   m.merge_rows = upload(m.plan.merge_rows, m.owned);
   m.n_merge = (int)m.plan.merge_rows.size();
