@@ -567,9 +567,10 @@ TEST_CASE("the split form's group decode (sm_90a): which decodes take it, and ea
   require_gpu();
   if (cc_major() != 9) PODCHECK_SKIP("the split form runs on sm_90a code only");
   const int sms = sm_count();
-  // The decode by groups of 4 KV heads fed by tensor copies (v3.13) runs where the decode qualifies: one query row
-  // per request, pages of 16, g <= 8, KV heads in fours, no custom mask or window, 16-byte K / V strides. Each case
-  // with the planner's split, one prefill SM (every other SM decodes) and one decode SM (two pipelines take it all).
+  // The decode by groups of 4 KV heads fed by tensor copies (notebook step 21; PODCHECK_CUDA_WS=3, opt-in in v3.12)
+  // runs where the decode qualifies (pod_plan's group_decode_refusal: one query row per request, pages of 16, g <= 8,
+  // KV heads in fours, 16-bit KV, no custom mask or window, 16-byte K / V strides). Each case with the planner's
+  // split, one prefill SM (every other SM decodes) and one decode SM (two pipelines take it all).
   auto run = [&](const CaseSpec& spec, const std::string& want_path, bool expect_split = false) {
     const Case c = test::build_case(spec);
     const ScopedEnv ws("PODCHECK_CUDA_WS", "3");
