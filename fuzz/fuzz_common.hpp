@@ -770,6 +770,7 @@ class Worker {
 
   // One input; a hang is over limit_ms of the worker's CPU time.
   Outcome run(int limit_ms = hang_ms()) {
+    why_.clear();
     if (pid_ <= 0) start();
     const long cpu_before = worker_cpu_us();
     const char go = 'g';
@@ -802,8 +803,10 @@ class Worker {
     // PODCHECK_FUZZ_HANG_MS=1, is not known). After 'd' (the read ended, a leak check may follow) or 'R' (a
     // sanitizer report began) the worker gets reply_ms() (10 s; a leak check takes 10-20 ms, an unsymbolized
     // report milliseconds, a symbolized one about 0.2 s): CI failed on libFuzzer's -timeout after 42 s with the
-    // fuzzer waiting in one of those two unbounded reads (which one the kept output did not say). Either way
-    // the input counts as a hang of unknown origin: read again by a fresh worker with the slow limit.
+    // fuzzer waiting in one of those two unbounded reads (which one the kept output did not say). A worker silent
+    // after 'd' counts as a hang of unknown origin (read again by a fresh worker with the slow limit); one silent
+    // after 'R' as a crash of unknown origin, since an error was being reported: fresh workers' second opinion,
+    // then the in-process read and a failed run unless one of them calls it libhdf5's.
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(hung ? kAbortReplyMs : reply_ms());
     char said = 0;  // the last 'd' or 'R'
     char reply[2] = {0, 0};
@@ -814,13 +817,14 @@ class Worker {
         stop();
         if (said == 0) {
           ++shared_->counts.unresponsive;
-          why_hang_ = "a hung worker did not answer SIGABRT within " + std::to_string(kAbortReplyMs) + " ms";
+          why_ = "a hung worker did not answer SIGABRT within " + std::to_string(kAbortReplyMs) + " ms";
         } else {
           ++shared_->counts.stopped_after_saying;
-          why_hang_ = std::string("a worker said '") + said + "' (" +
+          why_ = std::string("a worker said '") + said + "' (" +
                       (said == 'd' ? "its read ended" : "a sanitizer report began") + ") and nothing more within " +
                       std::to_string(reply_ms()) + " ms";
-          std::fprintf(stderr, "podcheck-fuzz: %s: killed, its input read again by a fresh worker\n", why_hang_.c_str());
+          std::fprintf(stderr, "podcheck-fuzz: %s: killed, its input read again by a fresh worker\n", why_.c_str());
+          if (said == 'R') return Outcome::podcheck_crash;  // a report unread: whose error it was is not known
         }
         return Outcome::podcheck_hang;
       }
@@ -843,7 +847,7 @@ class Worker {
     stop();
     const bool library = n == 1 && reply[0] == 'h';
     if (hung && !report) {
-      if (!library) why_hang_ = "podcheck's code used over " + std::to_string(limit_ms) + " ms of CPU time";
+      if (!library) why_ = "podcheck's code used over " + std::to_string(limit_ms) + " ms of CPU time";
       return library ? Outcome::library_hang : Outcome::podcheck_hang;
     }
     return library ? Outcome::library_crash : Outcome::podcheck_crash;
@@ -856,8 +860,8 @@ class Worker {
     return v > 0 ? v : fallback;
   }
 
-  // What the last podcheck_hang outcome was (a hang in our code, or a worker that stopped answering).
-  const std::string& why_hang() const { return why_hang_; }
+  // Why the last run() ended in podcheck_hang, or in a podcheck_crash whose report never came ("" otherwise).
+  const std::string& why() const { return why_; }
 
   Counts counts() const { return shared_->counts; }
 
@@ -1095,7 +1099,7 @@ class Worker {
   static constexpr long kCheckEvery = 256, kInputsPerWorker = 1000;
   static constexpr int kExitMs = 2000;
   long served = 0;  // in the worker
-  std::string why_hang_;
+  std::string why_;
   Body body_;
   std::uint8_t* counters_ = nullptr;
   long n_counters_ = 0;
@@ -1173,7 +1177,7 @@ int one_input(const std::uint8_t* data, std::size_t size, Read read, Encode enco
     case Worker::Outcome::library_hang: ++tally.library_hangs; return 0;
     case Worker::Outcome::podcheck_hang:
       std::fprintf(stderr, "podcheck-fuzz: read again by a fresh worker with the slow limit, this input hung again (%s): "
-                           "failing the run on it\n", worker.why_hang().c_str());
+                           "failing the run on it\n", worker.why().c_str());
       std::abort();  // libFuzzer writes the input as a crash artifact
     case Worker::Outcome::podcheck_leak:
       in_process();
@@ -1182,7 +1186,8 @@ int one_input(const std::uint8_t* data, std::size_t size, Read read, Encode enco
       else
         std::fprintf(stderr, "podcheck-fuzz: the leak the worker found (report above) does not reproduce in process\n");
       std::abort();  // libFuzzer writes the input as a crash artifact
-    case Worker::Outcome::podcheck_crash:
+    case Worker::Outcome::podcheck_crash: {
+      const std::string unread = worker.why();  // a report that began and never came, or ""
       // A second opinion first, from fresh workers (at most two): a 1,000,000-execution campaign stopped on an
       // input that one long-lived worker reported as ours, at an ASan memcpy-param-overlap in libhdf5's H5HG_read
       // whose report it had printed whole, while three fresh runs of the same file called it libhdf5's every time
@@ -1200,9 +1205,14 @@ int one_input(const std::uint8_t* data, std::size_t size, Read read, Encode enco
         if (o == Worker::Outcome::podcheck_crash) break;
       }
       in_process();  // normally crashes here, with the sanitizers' report and libFuzzer's artifact
-      std::fprintf(stderr, "podcheck-fuzz: the worker crashed in podcheck's code (report above) on an input the "
-                           "in-process read got through; failing the run on it\n");
+      if (unread.empty())
+        std::fprintf(stderr, "podcheck-fuzz: the worker crashed in podcheck's code (report above) on an input the "
+                             "in-process read got through; failing the run on it\n");
+      else
+        std::fprintf(stderr, "podcheck-fuzz: %s, and no fresh worker called the input libhdf5's; failing the run on "
+                             "it\n", unread.c_str());
       std::abort();
+    }
   }
   return 0;
 }
