@@ -11,14 +11,16 @@
 //   libhdf5 crash    a fatal signal or sanitizer report with a libhdf5 frame on the stack, or a hang there (over
 //   or hang          Worker::kHangMilliseconds of CPU time): what production turns into "the file is corrupt";
 //                    the input is counted and skipped, no coverage;
-//   podcheck crash   a sanitizer report or fatal signal with no libhdf5 frame, a failed check on the result, or
-//   or leak          a leak LeakSanitizer finds in the worker: the input is read again in this process, where
-//                    libFuzzer writes the crash artifact and the sanitizers their report, and the run fails
-//                    even if that second read does not reproduce it (libhdf5's memory-dependent behaviour);
+//   podcheck crash   a sanitizer report or fatal signal with no libhdf5 frame, a failed check on the result, a
+//   or leak          report begun and not finished within reply_ms() (the worker killed), or a leak
+//                    LeakSanitizer finds in the worker: fresh workers' second opinion (crashes), then the input
+//                    is read again in this process, where libFuzzer writes the crash artifact and the
+//                    sanitizers their report, and the run fails even if that second read does not reproduce it
+//                    (libhdf5's memory-dependent behaviour), unless a fresh worker called the crash libhdf5's;
 //   podcheck hang    the same limit reached in our own code, a hung worker whose SIGABRT handler did not
 //   or unknown hang  answer within kAbortReplyMs, or a worker silent for reply_ms() after saying its read ended
-//                    or a sanitizer report began (killed): read again by a fresh worker with kSlowMilliseconds
-//                    (a slow input is no bug); that hanging too, the run fails on it. Every wait on a worker is
+//                    (killed): read again by a fresh worker with kSlowMilliseconds (a slow input is no bug);
+//                    that hanging too, the run fails on it. Every wait on a worker is
 //                    bounded (Worker::run): one input takes at most about 80 s of wall time (two slow re-reads
 //                    after a crash of ours), and the fuzz tests' libFuzzer -timeout of 120 s is only a backstop.
 // No input the worker read cleanly is read in process any more (that second read took half the time, and
