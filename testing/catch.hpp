@@ -4,6 +4,8 @@
 
 #if PODCHECK_CATCH_MAJOR >= 3
 #include <catch2/catch_all.hpp>
+// v2 puts Approx in the global namespace, v3 only in Catch: one spelling for both
+using Catch::Approx;
 #else
 #include <catch2/catch.hpp>
 #endif

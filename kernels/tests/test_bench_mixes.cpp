@@ -134,7 +134,7 @@ TEST_CASE("bench work: causal FLOPs by hand, bytes at each dtype's size, bound =
   memory.mix = {"memory-bound", "id-m"};
   memory.flops = 8e10;   // 0.1 ms
   memory.bytes = 1e9;    // 0.25 ms
-  CHECK(std::fabs(kernels::bound_ms(compute, rep) - 1.0) < 1e-12);  // no Approx: Catch2 v2 and v3 spell it apart
+  CHECK(std::fabs(kernels::bound_ms(compute, rep) - 1.0) < 1e-12);
   CHECK(std::fabs(kernels::bound_ms(memory, rep) - 0.25) < 1e-12);
   compute.ours = {true, "", 1.2, 0.7, 0.6, "s"};
   memory.ours = {true, "", 0.5, 0.2, 0.4, "s"};

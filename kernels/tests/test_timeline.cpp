@@ -9,7 +9,7 @@
 using namespace podcheck::kernels;
 
 namespace {
-bool near(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(b)); }  // no Approx: v2 / v3
+bool near(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(b)); }
 // A span in microseconds from an arbitrary origin (the summary measures from the first CTA entry).
 // wgs: pod_ws_kernel's warpgroups that ran the item (or, for a life, that run items); 0: the fused kernel's (one)
 ItemSpan span(double t0_us, double t1_us, int cta, int item, int side, int role, int wgs = 0) {
