@@ -12,6 +12,16 @@ using Catch::Approx;
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+
+// A matcher of a string that holds `part` (case-sensitive). v2 calls it Catch::Matchers::Contains (Catch::Contains),
+// v3 Catch::Matchers::ContainsSubstring; test sources write HasSubstring. (Until stop 37 they wrote Catch::Contains,
+// which v3 lacks: every test executable but kernels_tests failed to build on the GPU machine, which builds only that.)
+#if PODCHECK_CATCH_MAJOR >= 3
+inline auto HasSubstring(const std::string& part) { return Catch::Matchers::ContainsSubstring(part); }
+#else
+inline auto HasSubstring(const std::string& part) { return Catch::Matchers::Contains(part); }
+#endif
 
 // PODCHECK_SKIP(msg): report this test case as skipped, never as passed. ctest maps exit code 4 to
 // "Skipped" (SKIP_RETURN_CODE 4 in cmake/PodcheckTesting.cmake); every test case runs in its own

@@ -56,7 +56,7 @@ TEST_CASE("reports: JSON summary and cases, JUnit failure/skip elements, merge o
   const std::string a = (dir / "a.json").string(), b = (dir / "b.json").string();
   write_text_file(a, j1.dump(), true);
   write_text_file(b, j2.dump(), true);
-  CHECK_THROWS_WITH(write_text_file(a, "{}", false), Catch::Contains("exists"));  // never replaced without force
+  CHECK_THROWS_WITH(write_text_file(a, "{}", false), HasSubstring("exists"));  // never replaced without force
   const auto merged = merge_reports({a, b});
   CHECK(merged["cases"].size() == 3);
   CHECK(merged["summary"]["ok"] == 1);
@@ -128,10 +128,10 @@ TEST_CASE("a case with outputs not recorded says so in its console line, the sum
 TEST_CASE("report targets are checked before any work: folders, non-regular files, existing files", "[app][report]") {
   const auto dir = std::filesystem::temp_directory_path() / ("podcheck_target_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir / "sub");
-  CHECK_THROWS_WITH(check_report_target((dir / "missing" / "r.json").string(), false), Catch::Contains("does not exist"));
-  CHECK_THROWS_WITH(check_report_target((dir / "sub").string(), true), Catch::Contains("it is a directory"));
+  CHECK_THROWS_WITH(check_report_target((dir / "missing" / "r.json").string(), false), HasSubstring("does not exist"));
+  CHECK_THROWS_WITH(check_report_target((dir / "sub").string(), true), HasSubstring("it is a directory"));
   write_text_file((dir / "r.json").string(), "{}", false);
-  CHECK_THROWS_WITH(check_report_target((dir / "r.json").string(), false), Catch::Contains("exists"));
+  CHECK_THROWS_WITH(check_report_target((dir / "r.json").string(), false), HasSubstring("exists"));
   CHECK_NOTHROW(check_report_target((dir / "r.json").string(), true));
   CHECK_FALSE(std::filesystem::exists(dir / "sub.tmp"));
   ReportFiles rf;

@@ -71,7 +71,7 @@ TEST_CASE("traces round-trip cases, observed outputs, provenance and expectation
   std::string fx = tmp.path("f.h5");
   write_fixtures(fx, {{t.kase, std::nullopt}});
   CHECK_FALSE(is_trace_file(fx));
-  CHECK_THROWS_WITH(read_traces(fx), Catch::Contains("expected a 'podcheck-trace' file"));
+  CHECK_THROWS_WITH(read_traces(fx), HasSubstring("expected a 'podcheck-trace' file"));
 }
 
 TEST_CASE("the run record round-trips for every status, and version 1 scheduling keys map onto it", "[traces][python]") {
@@ -118,8 +118,8 @@ TEST_CASE("a run record or expectation the reader does not know is refused, nami
     CAPTURE(mode);
     const std::string bad = tmp.path(std::string(mode) + ".h5");
     REQUIRE(test::run_python(test::source_path("traces/tests/trace_to_v1.py") + " " + good + " " + bad + " " + mode) == 0);
-    CHECK_THROWS_WITH(read_trace(bad, t.kase.id), Catch::Contains(what) && Catch::Contains(t.kase.id) &&
-                                                      Catch::Contains(bad));
+    CHECK_THROWS_WITH(read_trace(bad, t.kase.id), HasSubstring(what) && HasSubstring(t.kase.id) &&
+                                                      HasSubstring(bad));
   }
 }
 
@@ -127,10 +127,10 @@ TEST_CASE("observed outputs of the wrong shape or dtype are refused", "[traces]"
   TempDir tmp;
   Trace t = small_trace();
   t.observed.lse_p = test::lcg_tensor(DType::float16, {5, 4}, 1);
-  CHECK_THROWS_WITH(write_traces(tmp.path("a.h5"), {t}), Catch::Contains("lse_p") && Catch::Contains("expected dtype float32"));
+  CHECK_THROWS_WITH(write_traces(tmp.path("a.h5"), {t}), HasSubstring("lse_p") && HasSubstring("expected dtype float32"));
   t = small_trace();
   t.observed.out_d = test::lcg_tensor(DType::float16, {4, 4, 8}, 1);
-  CHECK_THROWS_WITH(write_traces(tmp.path("b.h5"), {t}), Catch::Contains("out_d") && Catch::Contains("[3, 4, 8]"));
+  CHECK_THROWS_WITH(write_traces(tmp.path("b.h5"), {t}), HasSubstring("out_d") && HasSubstring("[3, 4, 8]"));
   CHECK(tmp.file_count() == 0);
 }
 
@@ -259,7 +259,7 @@ TEST_CASE("generated cases stored by id rebuild their inputs, checked by digest"
     const std::string bad = tmp.path(std::string(mode) + ".h5");
     REQUIRE(test::run_python(test::source_path("fixtures/tests/format_mutate.py") + " " + by_id + " " + bad + " " +
                              mode + " '" + id + "'") == 0);
-    CHECK_THROWS_WITH(read_traces(bad), Catch::Contains(bad) && Catch::Contains(phrase));
+    CHECK_THROWS_WITH(read_traces(bad), HasSubstring(bad) && HasSubstring(phrase));
   }
 }
 
@@ -275,11 +275,11 @@ TEST_CASE("a trace writer adds cases one by one and leaves nothing behind withou
     CHECK(w.size() == 2);
     CHECK_FALSE(std::filesystem::exists(path));  // only the temp file exists until commit
     w.commit();
-    CHECK_THROWS_WITH(w.add(a), Catch::Contains("after commit"));
+    CHECK_THROWS_WITH(w.add(a), HasSubstring("after commit"));
   }
   REQUIRE(list_trace_cases(path) == std::vector<std::string>{"second_case", a.kase.id});  // sorted
   const auto before = std::filesystem::file_size(path);
-  CHECK_THROWS_WITH(TraceWriter(path), Catch::Contains(path));  // exists, no force
+  CHECK_THROWS_WITH(TraceWriter(path), HasSubstring(path));  // exists, no force
   {
     TraceWriteOptions o;
     o.force = true;

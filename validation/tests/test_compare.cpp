@@ -379,7 +379,7 @@ TEST_CASE("outputs not recorded are named, and a required one missing is a failu
   CHECK(judge(c, some, RunRecord{}, jo).status == Status::incorrect);  // out_p is missing
   jo.required = OutputSet::parse("out_d");
   CHECK(judge(c, some, RunRecord{}, jo).status == Status::passed);
-  CHECK_THROWS_WITH(OutputSet::parse("out_q"), Catch::Contains("unknown output 'out_q'"));
+  CHECK_THROWS_WITH(OutputSet::parse("out_q"), HasSubstring("unknown output 'out_q'"));
   // one-sided case: outputs of the absent side are never required
   const Case dec = make_pod({.qo_p = 0});
   KernelOutputs d = rounded_reference(dec);
