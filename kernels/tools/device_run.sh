@@ -219,16 +219,18 @@ for s in $STEPS; do
     sweep)
       # the planner's experiment knobs (docs/KERNEL.md): one `bench kernel` call per setting in SWEEP (settings
       # separated by ';', each "default" or space-separated VAR=value), on the mixes SWEEP_MIXES (default A B C)
-      IFS=';' read -ra settings <<< "${SWEEP:-default}"; n=0
+      # logs numbered on from those already in $OUT: a second sweep in one call keeps the first's (stop 37 lost them)
+      IFS=';' read -ra settings <<< "${SWEEP:-default}"; n=0; k=$(ls "$OUT"/sweep_*.log 2>/dev/null | wc -l)
       for set in "${settings[@]}"; do
         n=$((n + 1)); envs=""; [ "$set" != default ] && envs="$set"
-        log "sweep $n: ${set}"
+        sl="$OUT/sweep_$((k + n)).log"
+        log "sweep $n: ${set} ($(basename $sl))"
         mixargs=$(for m in ${SWEEP_MIXES:-A B C}; do printf -- '--mix %s ' $m; done)
         peer_arg=""; [ $n = 1 ] && [ -n "${PEER:-}" ] && peer_arg="--peer $PEER"  # the peer in the first setting only
         env $envs timeout ${BENCH_TIMEOUT:-300} $PODCHECK bench kernel $mixargs --reps ${SWEEP_REPS:-20} $peer_arg \
-          > "$OUT/sweep_$n.log" 2>&1
+          > "$sl" 2>&1
         echo "sweep $n ($set) rc=$?" | tee -a "$OUT/summary.txt"
-        grep -E "^[A-Z][A-Za-z0-9-]* .* [0-9]+\.[0-9]+ +[0-9]" "$OUT/sweep_$n.log" | head -${SWEEP_ROWS:-3} | tee -a "$OUT/summary.txt"
+        grep -E "^[A-Z][A-Za-z0-9-]* .* [0-9]+\.[0-9]+ +[0-9]" "$sl" | head -${SWEEP_ROWS:-3} | tee -a "$OUT/summary.txt"
       done;;
     bench)
       if [ -n "${BENCH_MIXES:-}" ]; then
