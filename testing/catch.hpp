@@ -16,7 +16,7 @@ using Catch::Approx;
 
 // A matcher of a string that holds `part` (case-sensitive). v2 calls it Catch::Matchers::Contains (Catch::Contains),
 // v3 Catch::Matchers::ContainsSubstring; test sources write HasSubstring. (Until stop 37 they wrote Catch::Contains,
-// which v3 lacks: every test executable but kernels_tests failed to build on the GPU machine, which builds only that.)
+// which v3 lacks: every test executable but kernels_tests, the only one the GPU machine builds, failed on v3.)
 #if PODCHECK_CATCH_MAJOR >= 3
 inline auto HasSubstring(const std::string& part) { return Catch::Matchers::ContainsSubstring(part); }
 #else
