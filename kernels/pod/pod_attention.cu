@@ -120,13 +120,11 @@ __device__ int podcheck_wgmma_built = PODCHECK_WGMMA;  // read-only in practice;
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
