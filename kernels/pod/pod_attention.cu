@@ -84,13 +84,17 @@
 //                   0.251. The same operations per tile; 16-bit KV's code paths are unchanged. (Step 17's
 //                   measured-slower variant, one converted tile per warp and a third raw stage, is in git: 528420f,
 //                   PODCHECK_FP8_DEC=1.)
-//   v3.12 (this file) notebook step 19: the dynamic shared memory's 1024-byte alignment as an offset added to the
+//   v3.12            notebook step 19: the dynamic shared memory's 1024-byte alignment as an offset added to the
 //                   array (smem_aligned_1024), so plain accesses through it compile to LDS / STS, not generic LD /
 //                   ST (PODCHECK_SMEM_GENERIC=1: v3.11's form); fp8's conversion of each raw tile issues all of a
 //                   thread's loads before its first conversion. Mix A-e4m3 on the H100, same call, two rounds:
 //                   fused 0.410-0.415 -> 0.359-0.363 ms, prefill alone 0.197-0.199 -> 0.178-0.181, decode alone
 //                   0.245-0.248 -> 0.234-0.235; 16-bit mix A unchanged. The same operations on the same values.
-//   (opt-in, v3.12's default paths unchanged) notebook steps 20-21: form 3 (PODCHECK_CUDA_WS=3, SMs split by side)
+//   v3.13 (this file) notebook step 23: form 3 with the group decode (below) is the default of a fused launch whose
+//                   decode it takes (page 16, 16-bit KV, KV heads a multiple of 4, g <= 8, one query row per decode
+//                   request, no custom mask or window on the decode, no feature on either side); PODCHECK_CUDA_WS=1 keeps
+//                   v3.12's fused kernel there. The group decode's stage meta is read by one lane and shuffled.
+//   (v3.12, opt-in) notebook steps 20-21: form 3 (PODCHECK_CUDA_WS=3, SMs split by side)
 //                   runs its decode by groups of 4 KV heads fed by tensor copies on the transposed tile (gd_cta) where
 //                   the decode qualifies, with the SM split refitted to it (ws_split_sms_gdec). H100, same call,
 //                   against the default: B 0.546 -> 0.483 ms, Sp 0.430 -> 0.384, C 0.402 -> 0.394, A 0.426 -> 0.435;
@@ -1516,7 +1520,13 @@ __device__ __forceinline__ void gd_consumer(const KParams& P, unsigned char* pip
   for (int k = 0;; ++k) {
     const int st = k % kGdStages;
     mbar_wait(full0 + 8 * st, (k / kGdStages) & 1);
-    const int4 mt = meta[st];
+    // the stage's meta read by lane 0 alone, the lane that frees the stage (its read ordered before its own arrival
+    // on the empty barrier), and passed to the warp by shuffles; v3.12 let every lane read it, and racecheck
+    // reported each lane's read against the producer's next write there (notebook step 23)
+    int4 mt = lane == 0 ? meta[st] : make_int4(0, 0, 0, 0);
+    mt.x = __shfl_sync(0xffffffffu, mt.x, 0);
+    mt.y = __shfl_sync(0xffffffffu, mt.y, 0);
+    mt.z = __shfl_sync(0xffffffffu, mt.z, 0);
     if (mt.z & kGdEnd) return;
     if (mt.z & kGdFirst) {
       const int4 grp = P.gdec_groups[mt.x];
@@ -1994,10 +2004,10 @@ bool uses_features(const pod_side& s) {
 bool side_has_rows(const pod_side& s) {
   return s.num_requests > 0 && s.qo_indptr_host[s.num_requests] > s.qo_indptr_host[0];
 }
-// PODCHECK_CUDA_WS: 0 every launch keeps the fused kernel; 1 (default) only prefill-only launches take the
-// warp-specialised one (v3.5); 2 fused launches too, both sides on every SM; 3 fused launches too, SMs split by side
-// (notebook step 10: forms 2 and 3 measured no faster yet, so opt-in). PODCHECK_CUDA_PREFILL_SMS: form 3's prefill
-// SMs (else ws_split_sms).
+// PODCHECK_CUDA_WS: 0 every launch keeps the fused kernel; 1 only prefill-only launches take the warp-specialised one
+// (v3.5; v3.12's default); 2 fused launches too, both sides on every SM; 3 fused launches too, SMs split by side.
+// Unset (v3.13's default): prefill-only launches as 1, and fused launches whose decode the group decode takes as 3
+// (notebook step 23). PODCHECK_CUDA_PREFILL_SMS: form 3's prefill SMs (else ws_split_sms / ws_split_sms_gdec).
 constexpr const char* kWsKnob = kTuningKnobs[4];
 constexpr const char* kPrefillSmsKnob = kTuningKnobs[5];
 
@@ -2122,10 +2132,17 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   const bool prefill_runs = p.prefill.present && p.only_side != 2 && side_has_rows(p.prefill);
   const int ws_knob = env_knob(kWsKnob, 0, 3, 1);
   const bool fp8_wide = env_knob(kTuningKnobs[6], 0, 1, 1) != 0;  // unset (-1): on
-  // knob 2 / 3: form kWsCoResident / kWsSplitSms
+  const bool gdec_knob = env_knob(kTuningKnobs[7], 0, 1, 1) != 0;  // unset (-1): on
+  // knob 2 / 3: form kWsCoResident / kWsSplitSms. Unset (v3.13, notebook step 23): a fused launch whose decode the
+  // group decode takes (group_decode_refusal) runs form 3 with it, any other keeps the fused kernel; knob 1 keeps the
+  // fused kernel for every fused launch (v3.12's default), as does PODCHECK_CUDA_GDEC=0 with the knob unset.
+  const bool split_by_default = ws_knob < 0 && decode_runs && gdec_knob && group_decode_refusal(p).empty();
   if (wgmma_built && m.kern.ws[kWsPrefillOnly] && prefill_runs && !fp8_kv && !uses_features(p.prefill) &&
       !(decode_runs && uses_features(p.decode)))
-    m.ws_form = !decode_runs ? (ws_knob != 0 ? kWsPrefillOnly : -1) : ws_knob >= 2 ? ws_knob - 1 : -1;
+    m.ws_form = !decode_runs        ? (ws_knob != 0 ? kWsPrefillOnly : -1)
+                : ws_knob >= 2      ? ws_knob - 1
+                : split_by_default ? kWsSplitSms
+                                    : -1;
   if (m.ws_form >= 0) {
     m.kern.fused = m.kern.ws[m.ws_form];
     m.kern.smem = m.kern.ws_smem[m.ws_form];
@@ -2218,8 +2235,7 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   // then the prefill's SMs: PODCHECK_CUDA_PREFILL_SMS, else the split rule of the decode that runs
   if (m.ws_form == kWsSplitSms) {
     if (decode_runs)
-      m.gdec_why_not = env_knob(kTuningKnobs[7], 0, 1, 1) != 0 ? setup_group_decode(p, m.plan.side[1], k, m.owned)
-                                                              : std::string(kTuningKnobs[7]) + "=0";
+      m.gdec_why_not = gdec_knob ? setup_group_decode(p, m.plan.side[1], k, m.owned) : std::string(kTuningKnobs[7]) + "=0";
     const int knob = env_knob(kPrefillSmsKnob, 1, std::max(1, sms - 1), 1);
     k.ws_prefill_ctas = knob > 0  ? knob
                         : k.gdec ? ws_split_sms_gdec(m.plan, sms, p.head_dim, k.gdec_n, kGdPipes)
@@ -2363,7 +2379,7 @@ thread_local std::string g_last_error;
 
 extern "C" const pod_kernel_info* podcheck_kernel_info(void) {
   static const pod_kernel_info info{POD_ABI_VERSION, podcheck::kernels::kKernelName, podcheck::kernels::kKernelVersion,
-                                    "fused POD v3.12: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill (16-bit and fp8 KV), fp8 decode in 16-byte copies, shared memory addressed as such (LDS / STS), warp-specialised prefill-only launches (fused ones opt-in: PODCHECK_CUDA_WS=2 / 3, form 3 with a decode by KV-head groups on tensor copies), decode split over warps (page lookups a tile ahead, xor-swizzled tiles), cp.async pipelines (128-byte L2 prefetch), ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
+                                    "fused POD v3.13: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill (16-bit and fp8 KV), fp8 decode in 16-byte copies, shared memory addressed as such (LDS / STS), warp-specialised prefill-only launches and fused ones whose decode qualifies (SMs split by side, the decode by KV-head groups on tensor copies; PODCHECK_CUDA_WS=1: the fused kernel), decode split over warps (page lookups a tile ahead, xor-swizzled tiles), cp.async pipelines (128-byte L2 prefetch), ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
   return &info;
 }
 

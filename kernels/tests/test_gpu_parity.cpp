@@ -337,8 +337,9 @@ TEST_CASE("not-supported features are reported and nothing is launched", "[gpu]"
   CHECK_FALSE(r.outputs.out_p.has_value());
 }
 
-TEST_CASE("residency at head_dim 128: 3 CTAs per SM with prefill work on sm_90 (v3.4; the opt-in warp-specialised fused "
-          "forms: 1), 2 for a decode-only launch",
+TEST_CASE("residency at head_dim 128 with prefill work: the split form's one CTA per SM on sm_90 by default where the "
+          "group decode takes the decode (v3.13), the fused kernel's 3 with PODCHECK_CUDA_WS=1 (v3.4); 2 for a "
+          "decode-only launch",
           "[gpu]") {
   require_gpu();
   const int sms = sm_count();
@@ -347,19 +348,23 @@ TEST_CASE("residency at head_dim 128: 3 CTAs per SM with prefill work on sm_90 (
   s.prefill = dense_prefill(256, 512);
   s.decode = decode({300, 700, 1024});
   const Case pod = test::build_case(s);
-  const RunOutcome with_prefill = run_case(KernelHandle::builtin(), pod, 0);
-  REQUIRE(with_prefill.run.status == RunStatus::ran);
-  CHECK(with_prefill.stats.grid_ctas == sms * (major == 9 ? 3 : 2));
-  CHECK(with_prefill.stats.threads_per_cta == 128);
-  check_case(pod, s.name);
-  {  // the opt-in fused form with SMs split by side (PODCHECK_CUDA_WS=3): one 384-thread CTA per SM on sm_90a code
-    const ScopedEnv knob("PODCHECK_CUDA_WS", "3");
-    const RunOutcome ws = run_case(KernelHandle::builtin(), pod, 0);
-    REQUIRE(ws.run.status == RunStatus::ran);
-    CHECK(ws.stats.grid_ctas == sms * (major == 9 ? 1 : 2));  // the default architectures hold sm_90a code
-    CHECK(ws.stats.threads_per_cta == (major == 9 ? 384 : 128));
-    s.name = "residency-pod-ws-split";
-    check_case(pod, s.name);
+  {  // the fused kernel (v3.12's default for every fused launch)
+    const ScopedEnv knob("PODCHECK_CUDA_WS", "1");
+    const RunOutcome fused = run_case(KernelHandle::builtin(), pod, 0);
+    REQUIRE(fused.run.status == RunStatus::ran);
+    CHECK(fused.stats.grid_ctas == sms * (major == 9 ? 3 : 2));
+    CHECK(fused.stats.threads_per_cta == 128);
+    check_case(pod, "residency-pod PODCHECK_CUDA_WS=1");
+  }
+  // the default and PODCHECK_CUDA_WS=3: SMs split by side, one 384-thread CTA per SM on sm_90a code (the default
+  // architectures hold it); other devices keep the fused kernel
+  for (const char* ws : {"", "3"}) {
+    const ScopedEnv knob(*ws ? "PODCHECK_CUDA_WS" : nullptr, ws);
+    const RunOutcome split = run_case(KernelHandle::builtin(), pod, 0);
+    REQUIRE(split.run.status == RunStatus::ran);
+    CHECK(split.stats.grid_ctas == sms * (major == 9 ? 1 : 2));
+    CHECK(split.stats.threads_per_cta == (major == 9 ? 384 : 128));
+    check_case(pod, std::string("residency-pod") + (*ws ? " PODCHECK_CUDA_WS=3" : ""));
   }
   s.name = "residency-decode-only";
   s.prefill = SideSpec{};
@@ -385,7 +390,10 @@ TEST_CASE("the role-split knob PODCHECK_CUDA_PREFILL_CTAS is clamped per launch:
   require_gpu();
   // One bench run applies one setting to every launch it times: the fused launch (3 CTAs per SM at head_dim 128 on
   // sm_90), the decode alone (2) and the prefill alone (the warp-specialised kernel on sm_90a: 1). v3.8 refused a
-  // value above the launch's own CTAs per SM, so PODCHECK_CUDA_PREFILL_CTAS=2 failed the prefill alone.
+  // value above the launch's own CTAs per SM, so PODCHECK_CUDA_PREFILL_CTAS=2 failed the prefill alone. The fused
+  // launch on the fused kernel (PODCHECK_CUDA_WS=1): by default (v3.13) this one takes the split form, whose roles
+  // are SMs, not CTAs, and which the knob does not reach.
+  const ScopedEnv fused_kernel("PODCHECK_CUDA_WS", "1");
   CaseSpec s = bf16_h32kv8("role-knob-pod");
   s.prefill = dense_prefill(256, 512);
   s.decode = decode({300, 700, 1024});
@@ -567,21 +575,30 @@ TEST_CASE("the split form's group decode (sm_90a): which decodes take it, and ea
   require_gpu();
   if (cc_major() != 9) PODCHECK_SKIP("the split form runs on sm_90a code only");
   const int sms = sm_count();
-  // The decode by groups of 4 KV heads fed by tensor copies (notebook step 21; PODCHECK_CUDA_WS=3, opt-in in v3.12)
-  // runs where the decode qualifies (pod_plan's group_decode_refusal: one query row per request, pages of 16, g <= 8,
-  // KV heads in fours, 16-bit KV, no custom mask or window, 16-byte K / V strides). Each case with the planner's
-  // split, one prefill SM (every other SM decodes) and one decode SM (two pipelines take it all).
+  // The decode by groups of 4 KV heads fed by tensor copies (notebook step 21; opt-in in v3.12 with
+  // PODCHECK_CUDA_WS=3, the default in v3.13) runs where the decode qualifies (pod_plan's group_decode_refusal: one
+  // query row per request, pages of 16, g <= 8, KV heads in fours, 16-bit KV, no custom mask or window, 16-byte K / V
+  // strides). Each case with the planner's split, one prefill SM (every other SM decodes) and one decode SM (two
+  // pipelines take it all).
   auto run = [&](const CaseSpec& spec, const std::string& want_path, bool expect_split = false) {
     const Case c = test::build_case(spec);
-    const ScopedEnv ws("PODCHECK_CUDA_WS", "3");
     {
       DeviceCase dc(c);
       INFO(spec.name);
       REQUIRE(dc.unsupported().empty());
+      // the default takes the split form with the group decode where it qualifies, else the fused kernel (""), as
+      // does PODCHECK_CUDA_WS=1 for every fused launch
+      CHECK(PreparedPod(dc.problem()).split_decode() == (want_path == "group" ? "group" : ""));
+      {
+        const ScopedEnv one("PODCHECK_CUDA_WS", "1");
+        CHECK(PreparedPod(dc.problem()).split_decode().empty());
+      }
+      const ScopedEnv ws("PODCHECK_CUDA_WS", "3");
       const PreparedPod pod(dc.problem());
       INFO(pod.split_decode());
       CHECK(pod.split_decode().rfind(want_path, 0) == 0);  // "group", or "warpgroups (why)"
     }
+    const ScopedEnv ws("PODCHECK_CUDA_WS", "3");
     for (const std::string& split : {std::string(), std::string("1"), std::to_string(std::max(1, sms - 1))}) {
       const ScopedEnv n(split.empty() ? nullptr : "PODCHECK_CUDA_PREFILL_SMS", split.c_str());
       const std::string name = spec.name + (split.empty() ? "" : " PODCHECK_CUDA_PREFILL_SMS=" + split);
