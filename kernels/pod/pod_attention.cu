@@ -1305,6 +1305,9 @@ __global__ void __launch_bounds__(kThreads, kMinCtas<D>) pod_fused_kernel(const 
 constexpr int kWsThreads = 384;    // three warpgroups
 // The kernel's forms (template MODE): prefill only; fused with both sides on every SM; fused with SMs split by side.
 constexpr int kWsPrefillOnly = 0, kWsCoResident = 1, kWsSplitSms = 2;
+static_assert(kWsPrefillOnly == kFormWsPrefillOnly && kWsCoResident == kFormWsCoResident &&
+                  kWsSplitSms == kFormWsSplitSms,
+              "pod_plan's launch_form names the forms by these numbers");
 // packed rows per prefill item: 64 per consumer warpgroup (two consumers, one in kWsCoResident)
 template <int MODE> constexpr int kWsRows = MODE == kWsCoResident ? 64 : 128;
 // (both sides on every SM) the prefill's K / V ring depth (0: as deep as shared memory allows, at most 4) and the
@@ -2133,16 +2136,17 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   const int ws_knob = env_knob(kWsKnob, 0, 3, 1);
   const bool fp8_wide = env_knob(kTuningKnobs[6], 0, 1, 1) != 0;  // unset (-1): on
   const bool gdec_knob = env_knob(kTuningKnobs[7], 0, 1, 1) != 0;  // unset (-1): on
-  // knob 2 / 3: form kWsCoResident / kWsSplitSms. Unset (v3.13, notebook step 23): a fused launch whose decode the
-  // group decode takes (group_decode_refusal) runs form 3 with it, any other keeps the fused kernel; knob 1 keeps the
-  // fused kernel for every fused launch (v3.12's default), as does PODCHECK_CUDA_GDEC=0 with the knob unset.
-  const bool split_by_default = ws_knob < 0 && decode_runs && gdec_knob && group_decode_refusal(p).empty();
-  if (wgmma_built && m.kern.ws[kWsPrefillOnly] && prefill_runs && !fp8_kv && !uses_features(p.prefill) &&
-      !(decode_runs && uses_features(p.decode)))
-    m.ws_form = !decode_runs        ? (ws_knob != 0 ? kWsPrefillOnly : -1)
-                : ws_knob >= 2      ? ws_knob - 1
-                : split_by_default ? kWsSplitSms
-                                    : -1;
+  // the kernel and form (pod_plan's launch_form, host-tested): v3.13 sends a fused launch whose decode the group
+  // decode takes to the split form, any other keeps the fused kernel (notebook step 23)
+  LaunchFormInputs form;
+  form.ws_applies = wgmma_built && m.kern.ws[kWsPrefillOnly] && !fp8_kv && !uses_features(p.prefill) &&
+                    !(decode_runs && uses_features(p.decode));
+  form.prefill_runs = prefill_runs;
+  form.decode_runs = decode_runs;
+  form.ws_knob = ws_knob;
+  form.gdec_knob = gdec_knob;
+  form.gdec_takes_decode = decode_runs && group_decode_refusal(p).empty();
+  m.ws_form = launch_form(form);
   if (m.ws_form >= 0) {
     m.kern.fused = m.kern.ws[m.ws_form];
     m.kern.smem = m.kern.ws_smem[m.ws_form];

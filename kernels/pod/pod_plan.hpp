@@ -138,6 +138,21 @@ inline constexpr int kGroupDecodeHeads = 4, kGroupDecodePage = 16;
 // g <= 8, KV heads in fours, 16-bit KV, no custom mask or window, K / V base and strides in 16-byte multiples (the
 // tensor maps'), query rows 4-byte aligned. "" when it can, else why not (one phrase, printed by `bench kernel`).
 std::string group_decode_refusal(const pod_problem& p);
+// Which kernel a launch runs (PreparedPod; notebook steps 9, 10, 21, 23): the fused kernel (kFormFused) or a form of
+// the warp-specialised one: prefill only, both sides on every SM, SMs split by side (pod_attention.cu's kWs* equal
+// these). ws_applies: the warp-specialised kernel can run this launch at all (its sm_90a image is loaded, 16-bit KV,
+// head_dim 64 / 128, no feature on a side that runs). ws_knob: PODCHECK_CUDA_WS, -1 unset; gdec_knob: false for
+// PODCHECK_CUDA_GDEC=0; gdec_takes_decode: group_decode_refusal found nothing. With the knob unset (v3.13) a
+// prefill-only launch takes the prefill-only form and a fused one the split form where the group decode takes its
+// decode, the fused kernel otherwise; 0 keeps the fused kernel for all, 1 for fused launches, 2 / 3 send fused
+// launches to the forms of both sides on every SM / SMs split by side.
+inline constexpr int kFormFused = -1, kFormWsPrefillOnly = 0, kFormWsCoResident = 1, kFormWsSplitSms = 2;
+struct LaunchFormInputs {
+  bool ws_applies = false, prefill_runs = false, decode_runs = false;
+  int ws_knob = -1;
+  bool gdec_knob = true, gdec_takes_decode = false;
+};
+int launch_form(const LaunchFormInputs& in);
 // Its groups over a decode plan: the items of KV heads 4 j .. 4 j + 3 of one request and chunk (indices into
 // decode.items, the head-4j item's order), each with the same KV range. Empty, with *why_not set, when the items do
 // not all come in such groups.

@@ -619,6 +619,37 @@ TEST_CASE("the split form's group decode: which decodes it takes, and its groups
         std::string::npos);
 }
 
+TEST_CASE("which kernel a launch runs: the fused kernel or a form of the warp-specialised one, by knob and sides",
+          "[kernels][host]") {
+  // every combination of the inputs, judged by the rules as docs/KERNEL.md states them (step 23)
+  int fused_split = 0;
+  for (int bits = 0; bits < 32; ++bits)
+    for (int knob = -1; knob <= 3; ++knob) {
+      LaunchFormInputs in;
+      in.ws_applies = bits & 1;
+      in.prefill_runs = bits & 2;
+      in.decode_runs = bits & 4;
+      in.gdec_knob = bits & 8;
+      in.gdec_takes_decode = bits & 16;
+      in.ws_knob = knob;
+      const int f = launch_form(in);
+      INFO("bits " << bits << " PODCHECK_CUDA_WS " << knob << " -> form " << f);
+      if (!in.ws_applies || !in.prefill_runs || knob == 0) {
+        CHECK(f == kFormFused);  // fp8 KV, a feature, no sm_90a image, no prefill rows, or the knob at 0
+      } else if (!in.decode_runs) {
+        CHECK(f == kFormWsPrefillOnly);  // a prefill alone: the warp-specialised prefill under every other knob
+      } else if (knob == 1) {
+        CHECK(f == kFormFused);  // v3.12's default for a fused launch
+      } else if (knob >= 2) {
+        CHECK(f == (knob == 2 ? kFormWsCoResident : kFormWsSplitSms));
+      } else {  // unset: the split form exactly where the group decode takes the decode and is not turned off
+        CHECK(f == (in.gdec_knob && in.gdec_takes_decode ? kFormWsSplitSms : kFormFused));
+        fused_split += f == kFormWsSplitSms;
+      }
+    }
+  CHECK(fused_split == 1);  // one combination: applies, both sides, GDEC on, the decode taken
+}
+
 TEST_CASE("plan tuning: a per-side chunk splits only that side, the role split override is clamped", "[kernels][host]") {
   CaseSpec s;
   s.heads = 8;
