@@ -90,7 +90,9 @@
 //                   thread's loads before its first conversion. Mix A-e4m3 on the H100, same call, two rounds:
 //                   fused 0.410-0.415 -> 0.359-0.363 ms, prefill alone 0.197-0.199 -> 0.178-0.181, decode alone
 //                   0.245-0.248 -> 0.234-0.235; 16-bit mix A unchanged. The same operations on the same values.
-//   v3.13 (this file) notebook step 23: form 3 with the group decode (below) is the default of a fused launch whose
+//   v3.14 (this file) notebook step 24: the group decode takes pages of any multiple of 16 tokens, a copy stage
+//                   being 16 slots of a page (v3.13: pages of 16 only).
+//   v3.13            notebook step 23: form 3 with the group decode (below) is the default of a fused launch whose
 //                   decode it takes (page 16, 16-bit KV, KV heads a multiple of 4, g <= 8, one query row per decode
 //                   request, no custom mask or window on the decode, no feature on either side); PODCHECK_CUDA_WS=1 keeps
 //                   v3.12's fused kernel there. The group decode's stage meta is read by one lane and shuffled.
@@ -1337,10 +1339,10 @@ constexpr bool kWsPingPong = kWsPipe && PODCHECK_WS_PINGPONG != 0;
 constexpr int kWsProducerRegs = PODCHECK_WS_PRODUCER_REGS;
 constexpr int kWsConsumerRegs = (65536 - 128 * kWsProducerRegs) / 256 / 8 * 8 > 256 ? 256 : (65536 - 128 * kWsProducerRegs) / 256 / 8 * 8;
 // (split SMs) the group decode's pipelines (gd_cta below): their constants and shared-memory layout
-constexpr int kGdHeads = kGroupDecodeHeads, kGdStages = 3, kGdPipes = 2, kGdPage = kGroupDecodePage;
+constexpr int kGdHeads = kGroupDecodeHeads, kGdStages = 3, kGdPipes = 2, kGdTokens = kGroupDecodeTokens;
 constexpr int kGdFirst = 1, kGdLast = 2, kGdEmpty = 4, kGdEnd = 8;  // a stage's meta flags
 template <int D> struct GdSmem {
-  static constexpr int half = kGdHeads * kGdPage * 128;  // one 64-column block of K (or V) of a stage: [heads][16][64]
+  static constexpr int half = kGdHeads * kGdTokens * 128;  // one 64-column block of K (or V) of a stage: [heads][16][64]
   static constexpr int kv = (D / 64) * half;
   static constexpr int stage = 2 * kv;  // K then V
   static constexpr int meta_off = kGdStages * stage;             // int4 per stage: group, first token, flags
@@ -1436,14 +1438,15 @@ __device__ __forceinline__ void ws_cta_done(const KParams& P, int* s_done, std::
 // ---- (split SMs) the decode by groups of KV heads, fed by tensor copies (opt-in, notebook steps 20-21) ------------
 // A decode CTA of the split form runs kGdPipes pipelines, each one producer warp and kGdHeads consumer warps. The
 // producer takes a group (the decode items of kGdHeads consecutive KV heads of one request and chunk, built by the
-// host: KParams::gdec_groups) from the decode queue and copies it page by page: a stage is one page of those heads'
-// K and V, four tensor copies of kGdHeads x 16 tokens x 64 columns in the 128-byte swizzle (a 4-D tensor map per side:
-// column, slot, head, page), completing on the stage's full barrier together with the stage's meta (group, first
-// token, first / last page of the item). Consumer warp w attends head w of every stage on the transposed tile: S^T =
-// K Q^T with the page's 16 tokens as mma.sync's rows and the GQA group (g <= 8 packed rows) as its 8 columns, an
+// host: KParams::gdec_groups) from the decode queue and copies it 16 tokens at a time: a stage is 16 slots of one
+// page of those heads' K and V (the whole page at page size 16; a larger page, a multiple of 16, is m stages), four
+// tensor copies of kGdHeads x 16 tokens x 64 columns in the 128-byte swizzle (a 4-D tensor map per side: column, slot,
+// head, page), completing on the stage's full barrier together with the stage's meta (group, first token, first /
+// last stage of the item). Consumer warp w attends head w of every stage on the transposed tile: S^T =
+// K Q^T with the stage's 16 tokens as mma.sync's rows and the GQA group (g <= 8 packed rows) as its 8 columns, an
 // online softmax per column, O^T += V^T P^T with P^T handed from S^T's accumulators to the B operand by movmatrix;
 // at the item's last page it writes its rows (the item's own output or split partial, as decode_item does). A
-// tensor copy moves whole pages: tokens outside the item's range get -inf logits, and their V rows are zeroed in
+// tensor copy moves whole stages: tokens outside the item's range get -inf logits, and their V rows are zeroed in
 // shared memory first (P is 0 there, but 0 x NaN is not 0). Why groups: a CTA issues about 10 M tensor copies per
 // second whatever their size, so copies of one head (2 KB) held a computing decode CTA to ~26 GB/s, copies of four
 // (8 KB) let two such pipelines per SM gather at ~85 GB/s (podcheck_gather_bench, decode-t-h4).
@@ -1460,7 +1463,7 @@ __device__ __forceinline__ void gd_producer(const KParams& P, unsigned char* pip
   const std::uint32_t base = smem_u32(pipe), full0 = base + G::bar_off, empty0 = full0 + 8 * kGdStages;
   int4* meta = reinterpret_cast<int4*>(pipe + G::meta_off);
   int k = 0;  // stages handed out
-  auto stage_out = [&](int4 mt, int page, int head0, bool copy) {
+  auto stage_out = [&](int4 mt, int page, int slot0, int head0, bool copy) {
     const int st = k % kGdStages;
     mbar_wait(empty0 + 8 * st, ((k / kGdStages) & 1) ^ 1);  // every consumer warp is done with its last use
     if (lane == 0) {
@@ -1470,8 +1473,8 @@ __device__ __forceinline__ void gd_producer(const KParams& P, unsigned char* pip
         arrive_expect_tx(full, G::stage);
 #pragma unroll
         for (int h = 0; h < D / 64; ++h) {
-          tma_load_4d(dst + h * G::half, &P.gdec_k, 64 * h, 0, head0, page, full);
-          tma_load_4d(dst + G::kv + h * G::half, &P.gdec_v, 64 * h, 0, head0, page, full);
+          tma_load_4d(dst + h * G::half, &P.gdec_k, 64 * h, slot0, head0, page, full);
+          tma_load_4d(dst + G::kv + h * G::half, &P.gdec_v, 64 * h, slot0, head0, page, full);
         }
       } else {
         mbar_arrive(full);
@@ -1484,22 +1487,26 @@ __device__ __forceinline__ void gd_producer(const KParams& P, unsigned char* pip
     if (lane == 0) gi = atomicAdd(&P.counters[1], 1);
     gi = __shfl_sync(0xffffffffu, gi, 0);
     if (gi >= P.gdec_n) {
-      stage_out(make_int4(-1, 0, kGdEnd, 0), 0, 0, false);
+      stage_out(make_int4(-1, 0, kGdEnd, 0), 0, 0, 0, false);
       return;
     }
     const WorkItem it = SDv.items[P.gdec_groups[gi].x];
     const ItemCtx c = item_ctx(P, SDv, it, kTileQDecode);
     if (c.kv_hi <= c.kv_lo) {  // no key: the rows are still written (zeros, LSE -inf)
-      stage_out(make_int4(gi, 0, kGdFirst | kGdLast | kGdEmpty, 0), 0, 0, false);
+      stage_out(make_int4(gi, 0, kGdFirst | kGdLast | kGdEmpty, 0), 0, 0, 0, false);
       continue;
     }
-    const int p_lo = c.kv_lo / kGdPage, p_hi = (c.kv_hi - 1) / kGdPage;
+    // stages of 16 tokens, m to a page: stage q (tokens 16 q ..) is slots 16 (q % m) .. of the item's page q / m
+    const int m = SDv.s.kv.page_size / kGdTokens;
+    const int q_lo = c.kv_lo / kGdTokens, q_hi = (c.kv_hi - 1) / kGdTokens, p_lo = q_lo / m, p_hi = q_hi / m;
     int ids = 0;  // the item's page ids, 32 at a time, one per lane
-    for (int p = p_lo; p <= p_hi; ++p) {
-      if ((p - p_lo) % 32 == 0) ids = p + lane <= p_hi ? SDv.s.kv.indices[c.page_base + p + lane] : 0;
+    for (int q = q_lo; q <= q_hi; ++q) {
+      const int p = q / m;
+      if ((p - p_lo) % 32 == 0 && (q == q_lo || q % m == 0))
+        ids = p + lane <= p_hi ? SDv.s.kv.indices[c.page_base + p + lane] : 0;
       const int page = __shfl_sync(0xffffffffu, ids, (p - p_lo) % 32);
-      stage_out(make_int4(gi, p * kGdPage, (p == p_lo ? kGdFirst : 0) | (p == p_hi ? kGdLast : 0), 0), page, it.kv_head,
-                true);
+      stage_out(make_int4(gi, q * kGdTokens, (q == q_lo ? kGdFirst : 0) | (q == q_hi ? kGdLast : 0), 0), page,
+                (q % m) * kGdTokens, it.kv_head, true);
     }
   }
 }
@@ -1554,12 +1561,12 @@ __device__ __forceinline__ void gd_consumer(const KParams& P, unsigned char* pip
       l[0] = l[1] = 0.f;
     }
     if (!(mt.z & kGdEmpty)) {
-      unsigned char* kt = pipe + st * G::stage + w * (kGdPage * 128);
+      unsigned char* kt = pipe + st * G::stage + w * (kGdTokens * 128);
       unsigned char* vt = kt + G::kv;
       const int t0 = mt.y;
-      const bool partial = t0 < c.kv_lo || t0 + kGdPage > c.kv_hi;
+      const bool partial = t0 < c.kv_lo || t0 + kGdTokens > c.kv_hi;
       if (partial) {  // V rows of tokens outside [kv_lo, kv_hi) zeroed; then visible to the warp's ldmatrix
-        for (int e = lane; e < kGdPage * (D / 8); e += 32) {
+        for (int e = lane; e < kGdTokens * (D / 8); e += 32) {
           const int r = e / (D / 8), tok = t0 + r;
           if (tok < c.kv_lo || tok >= c.kv_hi)
             *reinterpret_cast<uint4*>(vt + gd_chunk<D>(r, e % (D / 8))) = make_uint4(0, 0, 0, 0);
@@ -1586,7 +1593,7 @@ __device__ __forceinline__ void gd_consumer(const KParams& P, unsigned char* pip
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 4));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 8));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 16));
-        mx = fmaxf(mx, m[j]);  // finite: every page of the item holds a token in range
+        mx = fmaxf(mx, m[j]);  // finite: every stage of the item holds a token in range
         alpha[j] = ex2(m[j] - mx);
         m[j] = mx;
         e[j] = ex2(x0 - mx);
@@ -2076,10 +2083,10 @@ std::string setup_group_decode(const pod_problem& p, const SidePlan& sp, KParams
   const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
   if (!encode) return "the driver has no cuTensorMapEncodeTiled";
   const auto make = [&](CUtensorMap* map, const void* base, std::int64_t sp_, std::int64_t ss, std::int64_t sh) {
-    const cuuint64_t dims[4] = {cuuint64_t(p.head_dim), cuuint64_t(kGdPage), cuuint64_t(p.num_kv_heads),
+    const cuuint64_t dims[4] = {cuuint64_t(p.head_dim), cuuint64_t(kv.page_size), cuuint64_t(p.num_kv_heads),
                                 cuuint64_t(pages)};
     const cuuint64_t strides[3] = {cuuint64_t(ss * 2), cuuint64_t(sh * 2), cuuint64_t(sp_ * 2)};
-    const cuuint32_t box[4] = {64, cuuint32_t(kGdPage), cuuint32_t(kGdHeads), 1}, elem[4] = {1, 1, 1, 1};
+    const cuuint32_t box[4] = {64, cuuint32_t(kGdTokens), cuuint32_t(kGdHeads), 1}, elem[4] = {1, 1, 1, 1};
     return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 4, const_cast<void*>(base), dims, strides, box, elem,
                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
@@ -2383,7 +2390,7 @@ thread_local std::string g_last_error;
 
 extern "C" const pod_kernel_info* podcheck_kernel_info(void) {
   static const pod_kernel_info info{POD_ABI_VERSION, podcheck::kernels::kKernelName, podcheck::kernels::kKernelVersion,
-                                    "fused POD v3.13: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill (16-bit and fp8 KV), fp8 decode in 16-byte copies, shared memory addressed as such (LDS / STS), warp-specialised prefill-only launches and fused ones whose decode qualifies (SMs split by side, the decode by KV-head groups on tensor copies; PODCHECK_CUDA_WS=1: the fused kernel), decode split over warps (page lookups a tile ahead, xor-swizzled tiles), cp.async pipelines (128-byte L2 prefetch), ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
+                                    "fused POD v3.14: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill (16-bit and fp8 KV), fp8 decode in 16-byte copies, shared memory addressed as such (LDS / STS), warp-specialised prefill-only launches and fused ones whose decode qualifies (SMs split by side, the decode by KV-head groups on tensor copies; PODCHECK_CUDA_WS=1: the fused kernel), decode split over warps (page lookups a tile ahead, xor-swizzled tiles), cp.async pipelines (128-byte L2 prefetch), ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
   return &info;
 }
 

@@ -223,7 +223,8 @@ std::string group_decode_refusal(const pod_problem& p) {
   const pod_side& s = p.decode;
   const pod_kv& kv = s.kv;
   if (is8(p.dtype_kv)) return "fp8 KV";
-  if (kv.page_size != kGroupDecodePage) return "page size " + std::to_string(kv.page_size) + ", not 16";
+  if (kv.page_size % kGroupDecodeTokens != 0)
+    return "page size " + std::to_string(kv.page_size) + ", not a multiple of " + std::to_string(kGroupDecodeTokens);
   const int g = p.num_kv_heads > 0 ? p.num_qo_heads / p.num_kv_heads : 0;
   if (g > 8) return "group size " + std::to_string(g) + " (at most 8)";
   if (p.num_kv_heads % kGroupDecodeHeads != 0) return "KV heads not a multiple of 4";

@@ -131,10 +131,12 @@ struct SplitEnds {
 SplitEnds ws_split_ends(const PodPlan& plan, int sms, int head_dim, int p, int groups = 0, int pipes_per_sm = 0);
 
 // The split form's decode by groups of KV heads on tensor copies (pod_attention.cu, gd_cta; notebook step 21): a group
-// is kGroupDecodeHeads KV heads of one request and chunk, a copy stage one page of kGroupDecodePage tokens of them.
-inline constexpr int kGroupDecodeHeads = 4, kGroupDecodePage = 16;
+// is kGroupDecodeHeads KV heads of one request and chunk, a copy stage kGroupDecodeTokens tokens of them (one page of
+// 16, or 16 consecutive slots of a larger page).
+inline constexpr int kGroupDecodeHeads = 4, kGroupDecodeTokens = 16;
 // Whether it can take a problem's decode, from the problem alone: every request at most one query row (a group's
-// g <= 8 packed rows are then one query's heads, with no causal or window bound inside an item), pages of 16 tokens,
+// g <= 8 packed rows are then one query's heads, with no causal or window bound inside an item), pages of a multiple
+// of 16 tokens,
 // g <= 8, KV heads in fours, 16-bit KV, no custom mask or window, K / V base and strides in 16-byte multiples (the
 // tensor maps'), query rows 4-byte aligned. "" when it can, else why not (one phrase, printed by `bench kernel`).
 std::string group_decode_refusal(const pod_problem& p);

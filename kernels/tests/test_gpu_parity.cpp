@@ -577,9 +577,9 @@ TEST_CASE("the split form's group decode (sm_90a): which decodes take it, and ea
   const int sms = sm_count();
   // The decode by groups of 4 KV heads fed by tensor copies (notebook step 21; opt-in in v3.12 with
   // PODCHECK_CUDA_WS=3, the default in v3.13) runs where the decode qualifies (pod_plan's group_decode_refusal: one
-  // query row per request, pages of 16, g <= 8, KV heads in fours, 16-bit KV, no custom mask or window, 16-byte K / V
-  // strides). Each case with the planner's split, one prefill SM (every other SM decodes) and one decode SM (two
-  // pipelines take it all).
+  // query row per request, pages of a multiple of 16 (v3.14; 16 before), g <= 8, KV heads in fours, 16-bit KV, no
+  // custom mask or window, 16-byte K / V strides). Each case with the planner's split, one prefill SM (every other SM
+  // decodes) and one decode SM (two pipelines take it all).
   auto run = [&](const CaseSpec& spec, const std::string& want_path, bool expect_split = false) {
     const Case c = test::build_case(spec);
     {
@@ -633,6 +633,16 @@ TEST_CASE("the split form's group decode (sm_90a): which decodes take it, and ea
   s.head_dim = 64;
   s.lse_base = LseBase::base2;
   run(s, "group");
+  // pages larger than a copy stage: 2 and 4 stages of 16 slots each, first and last stages partial inside a page
+  s = bf16_h32kv8("gdec-page32");
+  s.prefill = dense_prefill(256, 512);
+  s.decode = decode({1, 15, 16, 17, 0, 300, 4096, 2049, 5, 640});
+  s.page_size = 32;
+  run(s, "group");
+  s.name = "gdec-page64-hnd";
+  s.page_size = 64;
+  s.layout = Layout::HND;
+  run(s, "group");
   {
     CaseSpec t = bf16_h32kv8("gdec-split");  // few items: the decode split in chunks, merged
     t.prefill = dense_prefill(16, 64);
@@ -645,6 +655,9 @@ TEST_CASE("the split form's group decode (sm_90a): which decodes take it, and ea
   s.decode = decode({1, 17, 300});
   s.page_size = 1;
   run(s, "warpgroups (page size 1");
+  s.name = "gdec-no-page8";
+  s.page_size = 8;
+  run(s, "warpgroups (page size 8");
   s.name = "gdec-no-g16";
   s.page_size = 16;
   s.heads = 128;

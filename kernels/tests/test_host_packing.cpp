@@ -542,7 +542,11 @@ TEST_CASE("the split form's group decode: which decodes it takes, and its groups
       {"", [](CaseSpec& c) { c.layout = Layout::HND; }},
       {"", [](CaseSpec& c) { c.heads = 64; }},  // g 8
       {"fp8 KV", [](CaseSpec& c) { c.dtype_kv = DType::float8_e4m3fn; }},
-      {"page size 1, not 16", [](CaseSpec& c) { c.page_size = 1; }},
+      {"", [](CaseSpec& c) { c.page_size = 32; }},  // pages of 2 and 4 copy stages
+      {"", [](CaseSpec& c) { c.page_size = 64; c.layout = Layout::HND; }},
+      {"page size 1, not a multiple of 16", [](CaseSpec& c) { c.page_size = 1; }},
+      {"page size 8, not a multiple of 16", [](CaseSpec& c) { c.page_size = 8; }},
+      {"page size 24, not a multiple of 16", [](CaseSpec& c) { c.page_size = 24; }},
       {"group size 16", [](CaseSpec& c) { c.heads = 128; }},
       {"KV heads not a multiple of 4", [](CaseSpec& c) { c.kv_heads = 2; c.heads = 8; }},
       {"custom mask or sliding window", [](CaseSpec& c) { c.decode.window_left = 64; }},
