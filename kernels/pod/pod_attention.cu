@@ -2144,7 +2144,8 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   const bool fp8_wide = env_knob(kTuningKnobs[6], 0, 1, 1) != 0;  // unset (-1): on
   const bool gdec_knob = env_knob(kTuningKnobs[7], 0, 1, 1) != 0;  // unset (-1): on
   // the kernel and form (pod_plan's launch_form, host-tested): v3.13 sends a fused launch whose decode the group
-  // decode takes to the split form, any other keeps the fused kernel (notebook step 23)
+  // decode takes to the split form (v3.14: at the page sizes where that was measured faster), any other keeps the
+  // fused kernel (notebook steps 23, 25)
   LaunchFormInputs form;
   form.ws_applies = wgmma_built && m.kern.ws[kWsPrefillOnly] && !fp8_kv && !uses_features(p.prefill) &&
                     !(decode_runs && uses_features(p.decode));
@@ -2153,6 +2154,7 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   form.ws_knob = ws_knob;
   form.gdec_knob = gdec_knob;
   form.gdec_takes_decode = decode_runs && group_decode_refusal(p).empty();
+  form.gdec_default_page = group_decode_default_page(p.decode.kv.page_size);
   m.ws_form = launch_form(form);
   if (m.ws_form >= 0) {
     m.kern.fused = m.kern.ws[m.ws_form];

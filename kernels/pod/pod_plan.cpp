@@ -242,11 +242,13 @@ std::string group_decode_refusal(const pod_problem& p) {
   return {};
 }
 
+bool group_decode_default_page(int page_size) { return page_size == 16 || page_size == 64; }
+
 int launch_form(const LaunchFormInputs& in) {
   if (!in.ws_applies || !in.prefill_runs) return kFormFused;
   if (!in.decode_runs) return in.ws_knob != 0 ? kFormWsPrefillOnly : kFormFused;
   if (in.ws_knob >= 2) return in.ws_knob == 2 ? kFormWsCoResident : kFormWsSplitSms;
-  return in.ws_knob < 0 && in.gdec_knob && in.gdec_takes_decode ? kFormWsSplitSms : kFormFused;
+  return in.ws_knob < 0 && in.gdec_knob && in.gdec_takes_decode && in.gdec_default_page ? kFormWsSplitSms : kFormFused;
 }
 
 std::vector<std::array<int, kGroupDecodeHeads>> group_decode_groups(const SidePlan& decode, std::string* why_not) {

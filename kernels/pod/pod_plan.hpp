@@ -144,17 +144,22 @@ std::string group_decode_refusal(const pod_problem& p);
 // the warp-specialised one: prefill only, both sides on every SM, SMs split by side (pod_attention.cu's kWs* equal
 // these). ws_applies: the warp-specialised kernel can run this launch at all (its sm_90a image is loaded, 16-bit KV,
 // head_dim 64 / 128, no feature on a side that runs). ws_knob: PODCHECK_CUDA_WS, -1 unset; gdec_knob: false for
-// PODCHECK_CUDA_GDEC=0; gdec_takes_decode: group_decode_refusal found nothing. With the knob unset (v3.13) a
-// prefill-only launch takes the prefill-only form and a fused one the split form where the group decode takes its
-// decode, the fused kernel otherwise; 0 keeps the fused kernel for all, 1 for fused launches, 2 / 3 send fused
-// launches to the forms of both sides on every SM / SMs split by side.
+// PODCHECK_CUDA_GDEC=0; gdec_takes_decode: group_decode_refusal found nothing; gdec_default_page: the decode's page
+// size is one group_decode_default_page names. With the knob unset (v3.13) a prefill-only launch takes the
+// prefill-only form and a fused one the split form where the group decode takes its decode at such a page size, the
+// fused kernel otherwise; 0 keeps the fused kernel for all, 1 for fused launches, 2 / 3 send fused launches to the
+// forms of both sides on every SM / SMs split by side (3: the group decode at any page size it takes).
 inline constexpr int kFormFused = -1, kFormWsPrefillOnly = 0, kFormWsCoResident = 1, kFormWsSplitSms = 2;
 struct LaunchFormInputs {
   bool ws_applies = false, prefill_runs = false, decode_runs = false;
   int ws_knob = -1;
-  bool gdec_knob = true, gdec_takes_decode = false;
+  bool gdec_knob = true, gdec_takes_decode = false, gdec_default_page = false;
 };
 int launch_form(const LaunchFormInputs& in);
+// The page sizes at which the group decode is the default (v3.14, notebook step 25): those at which it was measured
+// faster than the fused kernel in the same call, 16 (mixes A, B, C) and 64 (A). At 32 it was slower (A: 0.454 ms
+// against 0.433), and other multiples of 16 were not timed: PODCHECK_CUDA_WS=3 takes them.
+bool group_decode_default_page(int page_size);
 // Its groups over a decode plan: the items of KV heads 4 j .. 4 j + 3 of one request and chunk (indices into
 // decode.items, the head-4j item's order), each with the same KV range. Empty, with *why_not set, when the items do
 // not all come in such groups.

@@ -576,19 +576,22 @@ TEST_CASE("the split form's group decode (sm_90a): which decodes take it, and ea
   if (cc_major() != 9) PODCHECK_SKIP("the split form runs on sm_90a code only");
   const int sms = sm_count();
   // The decode by groups of 4 KV heads fed by tensor copies (notebook step 21; opt-in in v3.12 with
-  // PODCHECK_CUDA_WS=3, the default in v3.13) runs where the decode qualifies (pod_plan's group_decode_refusal: one
-  // query row per request, pages of a multiple of 16 (v3.14; 16 before), g <= 8, KV heads in fours, 16-bit KV, no
-  // custom mask or window, 16-byte K / V strides). Each case with the planner's split, one prefill SM (every other SM
-  // decodes) and one decode SM (two pipelines take it all).
-  auto run = [&](const CaseSpec& spec, const std::string& want_path, bool expect_split = false) {
+  // PODCHECK_CUDA_WS=3, the default in v3.13 at pages of 16, in v3.14 at pages of 16 and 64) runs where the decode
+  // qualifies (pod_plan's group_decode_refusal: one query row per request, pages of a multiple of 16 (v3.14; 16
+  // before), g <= 8, KV heads in fours, 16-bit KV, no custom mask or window, 16-byte K / V strides). Each case with the
+  // planner's split, one prefill SM (every other SM decodes) and one decode SM (two pipelines take it all).
+  // by_default: the default takes the group decode too (v3.14: at pages of 16 and 64, pod_plan's
+  // group_decode_default_page); else only PODCHECK_CUDA_WS=3 does
+  auto run = [&](const CaseSpec& spec, const std::string& want_path, bool expect_split = false,
+                 bool by_default = true) {
     const Case c = test::build_case(spec);
     {
       DeviceCase dc(c);
       INFO(spec.name);
       REQUIRE(dc.unsupported().empty());
-      // the default takes the split form with the group decode where it qualifies, else the fused kernel (""), as
-      // does PODCHECK_CUDA_WS=1 for every fused launch
-      CHECK(PreparedPod(dc.problem()).split_decode() == (want_path == "group" ? "group" : ""));
+      // the default takes the split form with the group decode where it qualifies at a default page size, else the
+      // fused kernel (""), as does PODCHECK_CUDA_WS=1 for every fused launch
+      CHECK(PreparedPod(dc.problem()).split_decode() == (want_path == "group" && by_default ? "group" : ""));
       {
         const ScopedEnv one("PODCHECK_CUDA_WS", "1");
         CHECK(PreparedPod(dc.problem()).split_decode().empty());
@@ -634,11 +637,12 @@ TEST_CASE("the split form's group decode (sm_90a): which decodes take it, and ea
   s.lse_base = LseBase::base2;
   run(s, "group");
   // pages larger than a copy stage: 2 and 4 stages of 16 slots each, first and last stages partial inside a page
+  // (pages of 32: the group decode under PODCHECK_CUDA_WS=3 only, notebook step 25)
   s = bf16_h32kv8("gdec-page32");
   s.prefill = dense_prefill(256, 512);
   s.decode = decode({1, 15, 16, 17, 0, 300, 4096, 2049, 5, 640});
   s.page_size = 32;
-  run(s, "group");
+  run(s, "group", false, /*by_default=*/false);
   s.name = "gdec-page64-hnd";
   s.page_size = 64;
   s.layout = Layout::HND;

@@ -627,7 +627,7 @@ TEST_CASE("which kernel a launch runs: the fused kernel or a form of the warp-sp
           "[kernels][host]") {
   // every combination of the inputs, judged by the rules as docs/KERNEL.md states them (step 23)
   int fused_split = 0;
-  for (int bits = 0; bits < 32; ++bits)
+  for (int bits = 0; bits < 64; ++bits)
     for (int knob = -1; knob <= 3; ++knob) {
       LaunchFormInputs in;
       in.ws_applies = bits & 1;
@@ -635,6 +635,7 @@ TEST_CASE("which kernel a launch runs: the fused kernel or a form of the warp-sp
       in.decode_runs = bits & 4;
       in.gdec_knob = bits & 8;
       in.gdec_takes_decode = bits & 16;
+      in.gdec_default_page = bits & 32;
       in.ws_knob = knob;
       const int f = launch_form(in);
       INFO("bits " << bits << " PODCHECK_CUDA_WS " << knob << " -> form " << f);
@@ -646,12 +647,26 @@ TEST_CASE("which kernel a launch runs: the fused kernel or a form of the warp-sp
         CHECK(f == kFormFused);  // v3.12's default for a fused launch
       } else if (knob >= 2) {
         CHECK(f == (knob == 2 ? kFormWsCoResident : kFormWsSplitSms));
-      } else {  // unset: the split form exactly where the group decode takes the decode and is not turned off
-        CHECK(f == (in.gdec_knob && in.gdec_takes_decode ? kFormWsSplitSms : kFormFused));
+      } else {  // unset: the split form exactly where the group decode takes the decode at a page size measured
+                // faster and is not turned off
+        CHECK(f == (in.gdec_knob && in.gdec_takes_decode && in.gdec_default_page ? kFormWsSplitSms : kFormFused));
         fused_split += f == kFormWsSplitSms;
       }
     }
-  CHECK(fused_split == 1);  // one combination: applies, both sides, GDEC on, the decode taken
+  CHECK(fused_split == 1);  // one combination: applies, both sides, GDEC on, the decode taken, the page size
+}
+
+TEST_CASE("the group decode is the default at the page sizes measured faster than the fused kernel",
+          "[kernels][host]") {
+  // notebook step 25 (H100, same call): 16 and 64 faster than PODCHECK_CUDA_WS=1, 32 slower; the rest not timed
+  for (int page : {16, 64}) {
+    INFO("page " << page);
+    CHECK(group_decode_default_page(page));
+  }
+  for (int page : {1, 5, 8, 24, 32, 48, 80, 128, 256}) {
+    INFO("page " << page);
+    CHECK_FALSE(group_decode_default_page(page));
+  }
 }
 
 TEST_CASE("plan tuning: a per-side chunk splits only that side, the role split override is clamped", "[kernels][host]") {
