@@ -64,8 +64,9 @@ def main():
             if rel in HOSTS:
                 continue
             for pat, why in ONE_VERSION_ONLY:
-                if re.search(pat, code):
-                    problems.append(f"{rel}:{n}: {re.search(pat, code).group(0).strip()}: {why}")
+                found = re.search(pat, code)
+                if found:
+                    problems.append(f"{rel}:{n}: {found.group(0).strip()}: {why}")
             if not approx_aliased and BARE_APPROX.search(code):
                 problems.append(f"{rel}:{n}: bare Approx, which Catch2 v3 has only as Catch::Approx, and "
                                 "testing/catch.hpp does not alias it under v3")

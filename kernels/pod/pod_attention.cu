@@ -90,8 +90,9 @@
 //                   thread's loads before its first conversion. Mix A-e4m3 on the H100, same call, two rounds:
 //                   fused 0.410-0.415 -> 0.359-0.363 ms, prefill alone 0.197-0.199 -> 0.178-0.181, decode alone
 //                   0.245-0.248 -> 0.234-0.235; 16-bit mix A unchanged. The same operations on the same values.
-//   v3.14 (this file) notebook step 24: the group decode takes pages of any multiple of 16 tokens, a copy stage
-//                   being 16 slots of a page (v3.13: pages of 16 only).
+//   v3.14 (this file) notebook steps 24-25: the group decode takes pages of any multiple of 16 tokens, a copy stage
+//                   being 16 slots of a page (v3.13: pages of 16 only); by default at pages of 16 and 64, where it
+//                   was measured faster than the fused kernel (pod_plan's group_decode_default_page).
 //   v3.13            notebook step 23: form 3 with the group decode (below) is the default of a fused launch whose
 //                   decode it takes (page 16, 16-bit KV, KV heads a multiple of 4, g <= 8, one query row per decode
 //                   request, no custom mask or window on the decode, no feature on either side); PODCHECK_CUDA_WS=1 keeps
@@ -2016,8 +2017,8 @@ bool side_has_rows(const pod_side& s) {
 }
 // PODCHECK_CUDA_WS: 0 every launch keeps the fused kernel; 1 only prefill-only launches take the warp-specialised one
 // (v3.5; v3.12's default); 2 fused launches too, both sides on every SM; 3 fused launches too, SMs split by side.
-// Unset (v3.13's default): prefill-only launches as 1, and fused launches whose decode the group decode takes as 3
-// (notebook step 23). PODCHECK_CUDA_PREFILL_SMS: form 3's prefill SMs (else ws_split_sms / ws_split_sms_gdec).
+// Unset (the default since v3.13): prefill-only launches as 1, and fused launches whose decode the group decode takes
+// as 3, since v3.14 at pages of 16 and 64 only (notebook steps 23, 25; pod_plan's launch_form). PODCHECK_CUDA_PREFILL_SMS: form 3's prefill SMs (else ws_split_sms / ws_split_sms_gdec).
 constexpr const char* kWsKnob = kTuningKnobs[4];
 constexpr const char* kPrefillSmsKnob = kTuningKnobs[5];
 
@@ -2063,13 +2064,12 @@ PlanTuning tuning_from_env() {
   return t;
 }
 
-// The group decode of the split form (gd_cta): which decodes it takes and its groups (pod_plan's
-// group_decode_refusal and group_decode_groups, which the CPU tests check), its tensor maps. Returns "" when set up
+// The group decode of the split form (gd_cta) for a decode that pod_plan's group_decode_refusal took (the caller asks
+// it, once): its groups (group_decode_groups, which the CPU tests check) and its tensor maps. Returns "" when set up
 // (k.gdec on), else why not (the launch then keeps the split form's other decode).
 std::string setup_group_decode(const pod_problem& p, const SidePlan& sp, KParams& k, std::vector<void*>& owned) {
   const pod_side& s = p.decode;
   const pod_kv& kv = s.kv;
-  if (const std::string refusal = group_decode_refusal(p); !refusal.empty()) return refusal;
   std::string why;
   const auto ids4 = group_decode_groups(sp, &why);
   if (ids4.empty()) return why.empty() ? "no decode item" : why;
@@ -2153,7 +2153,8 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   form.decode_runs = decode_runs;
   form.ws_knob = ws_knob;
   form.gdec_knob = gdec_knob;
-  form.gdec_takes_decode = decode_runs && group_decode_refusal(p).empty();
+  const std::string gdec_refusal = decode_runs ? group_decode_refusal(p) : std::string();
+  form.gdec_takes_decode = decode_runs && gdec_refusal.empty();
   form.gdec_default_page = group_decode_default_page(p.decode.kv.page_size);
   m.ws_form = launch_form(form);
   if (m.ws_form >= 0) {
@@ -2248,7 +2249,9 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   // then the prefill's SMs: PODCHECK_CUDA_PREFILL_SMS, else the split rule of the decode that runs
   if (m.ws_form == kWsSplitSms) {
     if (decode_runs)
-      m.gdec_why_not = gdec_knob ? setup_group_decode(p, m.plan.side[1], k, m.owned) : std::string(kTuningKnobs[7]) + "=0";
+      m.gdec_why_not = !gdec_knob               ? std::string(kTuningKnobs[7]) + "=0"
+                       : !gdec_refusal.empty() ? gdec_refusal
+                                               : setup_group_decode(p, m.plan.side[1], k, m.owned);
     const int knob = env_knob(kPrefillSmsKnob, 1, std::max(1, sms - 1), 1);
     k.ws_prefill_ctas = knob > 0  ? knob
                         : k.gdec ? ws_split_sms_gdec(m.plan, sms, p.head_dim, k.gdec_n, kGdPipes)

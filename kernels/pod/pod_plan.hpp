@@ -69,8 +69,9 @@ struct ItemSpan {
 // The environment variables of those overrides, in PlanTuning's order, then the launch's own one
 // (PODCHECK_CUDA_CTAS_PER_SM: resident CTAs per SM, at most what occupancy allows): read by PreparedPod, printed
 // by the bench.
-// PODCHECK_CUDA_WS (0-3): which launches take the warp-specialised kernel, and in which form (docs/KERNEL.md; unset,
-// v3.13: prefill-only launches, and fused ones whose decode the group decode takes, in the split form);
+// PODCHECK_CUDA_WS (0-3): which launches take the warp-specialised kernel, and in which form (docs/KERNEL.md; unset:
+// prefill-only launches, and fused ones whose decode the group decode takes at a default page size, in the split
+// form: launch_form below);
 // PODCHECK_CUDA_PREFILL_SMS: of a fused warp-specialised launch with SMs split by side, the prefill's SMs.
 // PODCHECK_CUDA_FP8_WIDE (0 / 1, default 1): the fp8 decode's 16-byte copies where the KV allows them (v3.11); 0: the
 // 8-byte copies every fp8 layout can take (v3.10's), for same-call comparisons and to test that path.
