@@ -623,15 +623,16 @@ template <class QT> constexpr std::uint32_t kOnes2 = std::is_same_v<QT, __half> 
 
 // The online-softmax step of one warp's 16 rows on one tile's logits s (the mma.sync m16n8 C layout, raw
 // Q K^T): masks and the logit transform, the new row maxima m (scaled, log2 domain), the rescale factors
-// alpha of the running state, and P rounded to the query dtype as A fragments pa. Returns whether some row
-// maximum of the warp moved (alpha != 1 somewhere). Unmasked tiles (and a positive scale) keep the raw
-// logits, take the maximum of those and fold the scale into the exponent, 2^(s * c - m): one fused
-// multiply-add per element. F: built with the feature paths (ALiBi, soft cap).
-template <int NTOK, class QT, bool F>
-__device__ __forceinline__ bool softmax_tile(float (&s)[NTOK / 8][4], int t0, const RowMask& M, float (&m)[2],
-                                             float (&alpha)[2], std::uint32_t (&pa)[NTOK / 16][4], int lane) {
+// alpha of the running state, and the weights 2^(x - m) in place of the logits, in fp32; rs[0] / rs[1]
+// += this thread's part of rows gq / gq + 8's sums of those fp32 weights (callers that do not read rs leave
+// the adds to dead-code elimination). Returns whether some row maximum of the warp moved (alpha != 1
+// somewhere). Unmasked tiles (and a positive scale) keep the raw logits, take the maximum of those and fold
+// the scale into the exponent, 2^(s * c - m): one fused multiply-add per element. F: built with the feature
+// paths (ALiBi, soft cap).
+template <int NTOK, bool F>
+__device__ __forceinline__ bool softmax_exp(float (&s)[NTOK / 8][4], int t0, const RowMask& M, float (&m)[2],
+                                            float (&alpha)[2], float (&rs)[2], int lane) {
   constexpr int NN = NTOK / 8;
-  using Pk = Pack2<QT>;
   const int tq = lane & 3;
   float mx[2] = {m[0], m[1]};
   const SideDev* X = F ? M.X : nullptr;  // ALiBi and/or soft cap (warp-uniform); never in the plain build
@@ -689,14 +690,34 @@ __device__ __forceinline__ bool softmax_tile(float (&s)[NTOK / 8][4], int t0, co
   // MUFU.EX2 per element, one of them predicated off (ncu of the warp-specialised prefill, notebook step 9)
   const float cf = raw ? c : 1.f;
 #pragma unroll
-  for (int n = 0; n < NN; ++n) {
-    float pv[4];
+  for (int n = 0; n < NN; ++n)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) pv[e] = ex2(fmaf(s[n][e], cf, -ms[e >> 1]));
-    pa[n >> 1][(n & 1) * 2 + 0] = Pk::pack(pv[0], pv[1]);
-    pa[n >> 1][(n & 1) * 2 + 1] = Pk::pack(pv[2], pv[3]);
-  }
+    for (int e = 0; e < 4; ++e) {
+      s[n][e] = ex2(fmaf(s[n][e], cf, -ms[e >> 1]));
+      rs[e >> 1] += s[n][e];
+    }
   return __any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f);
+}
+
+// The weights of softmax_exp rounded to the query dtype as mma A fragments (one per 16-token k-step).
+template <int NTOK, class QT>
+__device__ __forceinline__ void pack_p(const float (&s)[NTOK / 8][4], std::uint32_t (&pa)[NTOK / 16][4]) {
+  using Pk = Pack2<QT>;
+#pragma unroll
+  for (int n = 0; n < NTOK / 8; ++n) {
+    pa[n >> 1][(n & 1) * 2 + 0] = Pk::pack(s[n][0], s[n][1]);
+    pa[n >> 1][(n & 1) * 2 + 1] = Pk::pack(s[n][2], s[n][3]);
+  }
+}
+
+// softmax_exp, then P rounded to the query dtype as A fragments pa (the row sums are the caller's, of pa).
+template <int NTOK, class QT, bool F>
+__device__ __forceinline__ bool softmax_tile(float (&s)[NTOK / 8][4], int t0, const RowMask& M, float (&m)[2],
+                                             float (&alpha)[2], std::uint32_t (&pa)[NTOK / 16][4], int lane) {
+  float rs[2] = {0.f, 0.f};  // not read: its adds are dead code
+  const bool moved = softmax_exp<NTOK, F>(s, t0, M, m, alpha, rs, lane);
+  pack_p<NTOK, QT>(s, pa);
+  return moved;
 }
 
 // O and d times alpha per row (rows gq, gq + 8): only when a row maximum moved somewhere in the warp (alpha = 1
@@ -1305,6 +1326,10 @@ __global__ void __launch_bounds__(kThreads, kMinCtas<D>) pod_fused_kernel(const 
 #ifndef PODCHECK_WS_TK
 #define PODCHECK_WS_TK 64
 #endif
+// the prefill-only form's own tile (the fused forms keep PODCHECK_WS_TK: their shared memory holds decode regions too)
+#ifndef PODCHECK_WS_TK_PREFILL
+#define PODCHECK_WS_TK_PREFILL PODCHECK_WS_TK
+#endif
 constexpr int kWsThreads = 384;    // three warpgroups
 // The kernel's forms (template MODE): prefill only; fused with both sides on every SM; fused with SMs split by side.
 constexpr int kWsPrefillOnly = 0, kWsCoResident = 1, kWsSplitSms = 2;
@@ -1336,6 +1361,16 @@ constexpr bool kWsPipe = PODCHECK_WS_PIPE != 0;
 #define PODCHECK_WS_PINGPONG 0
 #endif
 constexpr bool kWsPingPong = kWsPipe && PODCHECK_WS_PINGPONG != 0;
+// 1 (with PODCHECK_WS_PIPE, not PINGPONG): FlashAttention-3's order of the pipelined loop. Tile k's weights are
+// formed in place in S, in fp32, before the wait for tile k - 1's P V, and rounded into P after it; the row sums
+// are fp32 adds of the unrounded weights, per thread, the quad's parts added once per item. 0 (default): P is
+// rounded before that wait and the sums of the rounded P are an mma (row_sums), as in the fused kernel. In both
+// orders ptxas schedules the wait ahead of the exponentials (SASS, notebook step 26), so neither overlaps the
+// softmax with the P V; 1 measured 1-5 % slower on the prefill alone (H100), and passes the quick and default tiers
+#ifndef PODCHECK_WS_FSUM
+#define PODCHECK_WS_FSUM 0
+#endif
+constexpr bool kWsFsum = kWsPipe && !kWsPingPong && PODCHECK_WS_FSUM != 0;
 // registers per thread after setmaxnreg: 128 x 56 + 256 x 224 = 64,512 of the SM's 65,536
 constexpr int kWsProducerRegs = PODCHECK_WS_PRODUCER_REGS;
 constexpr int kWsConsumerRegs = (65536 - 128 * kWsProducerRegs) / 256 / 8 * 8 > 256 ? 256 : (65536 - 128 * kWsProducerRegs) / 256 / 8 * 8;
@@ -1356,7 +1391,7 @@ template <int D> struct GdSmem {
 // kWsSplitSms: the mbarriers after the largest of that, a decode CTA's three regions and the group decode's pipelines.
 template <int D, int MODE> struct WsSmem {
   static constexpr bool FUSED = MODE == kWsCoResident;
-  static constexpr int TK = PODCHECK_WS_TK;          // KV tokens per tile
+  static constexpr int TK = MODE == kWsPrefillOnly ? PODCHECK_WS_TK_PREFILL : PODCHECK_WS_TK;  // KV tokens per tile
   static constexpr int kv_block = TK * D * 2;        // K or V of one stage: D / 64 swizzled [TK][64] blocks
   static constexpr int stage = 2 * kv_block;
   static constexpr int q_bytes = kWsRows<MODE> * (D + 8) * 2;  // the item's Q tile, padded (ldmatrix)
@@ -1821,7 +1856,60 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         for (int nn = 0; nn < TK / 8; ++nn) sc[nn][0] = sc[nn][1] = sc[nn][2] = sc[nn][3] = 0.f;
         wg_pin<TK / 2>(&sc[0][0]);
       };
-      if (n_tiles > 0) {
+      if (kWsFsum && n_tiles > 0) {
+        // FlashAttention-3's order: d holds this thread's part of its rows' sums until the item ends. Tile 0 is
+        // peeled: a wgmma or a wait under a condition makes ptxas serialise every wgmma of the kernel (C7514)
+        int st_prev = st;
+        float alpha[2];
+        {
+          float sc[TK / 8][4], rs[2] = {0.f, 0.f};
+          begin_tile(sc);
+          wg_fence();
+          issue_qk(sc, st);
+          wg_wait<0>();
+          wg_pin<TK / 2>(&sc[0][0]);
+          if (softmax_exp<TK, false>(sc, c.kv_lo, M, m, alpha, rs, lane)) rescale<D>(o, d, alpha);
+          d[0] += rs[0];
+          d[2] += rs[1];
+          pack_p<TK, QT>(sc, pp);
+          if (++st == NS) { st = 0; ph ^= 1; }
+        }
+        for (int k = 1; k < n_tiles; ++k) {
+          float sc[TK / 8][4], rs[2] = {0.f, 0.f};
+          begin_tile(sc);
+          wg_pin<D / 2>(&o[0][0]);
+          wg_fence();  // O was rescaled, S zeroed, P written, by ordinary instructions
+          issue_qk(sc, st);
+          issue_pv(st_prev);
+          wg_wait<1>();  // S of tile k is done; tile k - 1's P V may still run
+          wg_pin<TK / 2>(&sc[0][0]);
+          const bool moved = softmax_exp<TK, false>(sc, c.kv_lo + k * TK, M, m, alpha, rs, lane);
+          wg_wait<0>();
+          wg_pin<D / 2>(&o[0][0]);
+          wg_keep<TK / 4>(&pp[0][0]);
+          mbar_arrive(empty_bar(st_prev));  // tile k - 1's stage is read (K by its S, V by its P V)
+          if (moved) rescale<D>(o, d, alpha);
+          d[0] += rs[0];
+          d[2] += rs[1];
+          pack_p<TK, QT>(sc, pp);
+          st_prev = st;
+          if (++st == NS) { st = 0; ph ^= 1; }
+        }
+        // the last tile's P V
+        wg_pin<D / 2>(&o[0][0]);
+        wg_fence();
+        issue_pv(st_prev);
+        wg_wait<0>();
+        wg_pin<D / 2>(&o[0][0]);
+        wg_keep<TK / 4>(&pp[0][0]);
+        mbar_arrive(empty_bar(st_prev));
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {  // the quad's parts of each row's sum
+          d[2 * hr] += __shfl_xor_sync(0xffffffffu, d[2 * hr], 1);
+          d[2 * hr] += __shfl_xor_sync(0xffffffffu, d[2 * hr], 2);
+          d[2 * hr + 1] = d[2 * hr];
+        }
+      } else if (n_tiles > 0) {
         // tile 0: its S alone
         int st_prev = st;
         {
@@ -2271,7 +2359,8 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   // fp8 KV's on either path)
   const bool wg_path = wgmma_built && !fp8_kv && !uses_features(p.prefill) && !uses_features(p.decode) &&
                        p.head_dim <= 128;
-  st.tile_kv = m.ws_form >= 0      ? PODCHECK_WS_TK
+  st.tile_kv = m.ws_form == kWsPrefillOnly ? PODCHECK_WS_TK_PREFILL
+               : m.ws_form >= 0  ? PODCHECK_WS_TK
                : wg_path           ? kPreKVWg<128>
                : p.head_dim == 64  ? kPreKV<64>
                : p.head_dim == 128 ? kPreKV<128>
