@@ -108,6 +108,17 @@ class Timed {
   virtual std::string split_form(int /*set*/, int /*mode*/, int /*sms*/) const { return ""; }
 };
 
+// PODCHECK_BENCH_SPANS=<file>: each timeline launch's raw spans appended to <file> (spans_csv, its header once per
+// file). A file that cannot be written is an error.
+void append_spans(const char* path, int mode, const PreparedPod& pod, const std::vector<ItemSpan>& spans) {
+  std::FILE* f = std::fopen(path, "a");
+  if (!f) throw std::runtime_error(std::string("PODCHECK_BENCH_SPANS: cannot open ") + path);
+  const bool header = std::fseek(f, 0, SEEK_END) == 0 && std::ftell(f) == 0;
+  const std::string csv = spans_csv(mode, spans, pod.plan(), header);
+  const bool ok = std::fwrite(csv.data(), 1, csv.size(), f) == csv.size();
+  if (std::fclose(f) != 0 || !ok) throw std::runtime_error(std::string("PODCHECK_BENCH_SPANS: cannot write ") + path);
+}
+
 class Ours : public Timed {
  public:
   pod_status prepare(const pod_problem& p, int set, int mode, std::string& why) override {
@@ -122,7 +133,10 @@ class Ours : public Timed {
   void launch(int set, int mode, cudaStream_t stream) override { prepared_.at({set, mode})->launch(stream); }
   pod_run_stats stats(int set, int mode) const override { return prepared_.at({set, mode})->stats(); }
   std::string timeline(int set, int mode, cudaStream_t stream) override {
-    return describe_timeline(summarize_timeline(prepared_.at({set, mode})->launch_timeline(stream)));
+    const PreparedPod& pod = *prepared_.at({set, mode});
+    const std::vector<ItemSpan> spans = pod.launch_timeline(stream);
+    if (const char* path = std::getenv("PODCHECK_BENCH_SPANS"); path && *path) append_spans(path, mode, pod, spans);
+    return describe_timeline(summarize_timeline(spans));
   }
   std::string split_form(int set, int mode, int sms) const override {
     const PreparedPod& pod = *prepared_.at({set, mode});

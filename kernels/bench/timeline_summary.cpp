@@ -2,6 +2,7 @@
 #include "kernels/bench/timeline_summary.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <stdexcept>
@@ -103,6 +104,25 @@ std::string describe_timeline(const TimelineSummary& t) {
                 t.ctas, t.span_us > 0 ? int(t.worker_us / t.span_us + 0.5) : t.ctas, t.span_us, t.entry_skew_us,
                 t.overlap_us, t.first_exit_us, 100.0 * t.idle_fraction, 100.0 * t.tail_fraction);
   return std::string(buf) + "    " + side(t.side[0], "prefill") + "\n    " + side(t.side[1], "decode") + "\n";
+}
+
+std::string spans_csv(int mode, const std::vector<ItemSpan>& spans, const PodPlan& plan, bool header) {
+  std::string out = header ? "mode,side,item,cta,sm,role,warpgroups,t0_us,dur_us,kv_begin,kv_end,kv_visible,row_begin,nchunks\n"
+                           : "";
+  std::uint64_t t_min = UINT64_MAX;
+  for (const ItemSpan& s : spans) t_min = std::min(t_min, s.t0);
+  char line[192];
+  for (const ItemSpan& s : spans) {
+    const int side = s.side_role & 1;
+    const std::vector<WorkItem>& items = plan.side[side].items;
+    const bool known = s.item >= 0 && s.item < int(items.size());
+    const WorkItem w = known ? items[s.item] : WorkItem{-1, -1, -1, -1, -1, -1, -1, -1 + kTileKV};
+    std::snprintf(line, sizeof line, "%d,%d,%d,%d,%d,%d,%d,%.3f,%.3f,%d,%d,%d,%d,%d\n", mode, side, s.item, s.cta, s.sm,
+                  (s.side_role >> 1) & 1, s.side_role >> 2, double(s.t0 - t_min) / 1e3, double(s.t1 - s.t0) / 1e3,
+                  w.kv_begin, w.kv_end, w.cost - kTileKV, w.row_begin, w.nchunks);
+    out += line;
+  }
+  return out;
 }
 
 }  // namespace podcheck::kernels

@@ -37,5 +37,12 @@ struct TimelineSummary {
 TimelineSummary summarize_timeline(const std::vector<ItemSpan>& spans);
 // One paragraph (two lines, indented) for the bench report.
 std::string describe_timeline(const TimelineSummary& t);
+// The raw spans as CSV lines (the header line first when `header`), for fits of item time against item size
+// (`PODCHECK_BENCH_SPANS`, kernels/tools/spans_fit.py): mode (the bench's launch: 0 fused, 1 prefill alone, 2 decode
+// alone), side, item (-1: a CTA's life), cta, sm, role, warpgroups (ItemSpan::side_role's fields), t0_us (from the
+// earliest span's start), dur_us, then the item's fields from `plan`: kv_begin, kv_end, kv_visible (the keys of that
+// chunk its rows see: the planner's cost less its fixed part), row_begin, nchunks; -1 for a life or an index the
+// plan does not hold.
+std::string spans_csv(int mode, const std::vector<ItemSpan>& spans, const PodPlan& plan, bool header);
 
 }  // namespace podcheck::kernels

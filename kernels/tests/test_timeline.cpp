@@ -93,3 +93,25 @@ TEST_CASE("timeline summary refuses spans that are not one life per CTA with ite
   std::vector<ItemSpan> backwards = {span(0, 10, 0, -1, 0, 0), span(6, 5, 0, 0, 0, 0)};
   CHECK_THROWS_AS(summarize_timeline(backwards), std::invalid_argument);
 }
+
+TEST_CASE("timeline spans as CSV: times from the earliest start, the item's chunk from the plan",
+          "[kernels][host][bench]") {
+  PodPlan plan;
+  // prefill item 0: rows 128.. of request 0, KV [0, 2048) of which its rows see 160 keys (cost = 160 + kTileKV)
+  plan.side[0].items.push_back(WorkItem{0, 3, 128, 0, 2048, 0, 1, 160 + kTileKV});
+  plan.side[1].items.push_back(WorkItem{5, 1, 0, 512, 1024, 1, 4, 512 + kTileKV});
+  const std::vector<ItemSpan> spans = {
+      span(10, 40, 7, -1, 0, 1, 3),  // CTA 7's life: role 1 (decode), warpgroups 3
+      span(11, 14.5, 7, 0, 0, 0, 2),
+      span(20, 30, 7, 0, 1, 1, 1),
+      span(31, 32, 7, 9, 1, 1, 1),  // an index the plan does not hold
+  };
+  const std::string csv = spans_csv(1, spans, plan, true);
+  CHECK(csv ==
+        "mode,side,item,cta,sm,role,warpgroups,t0_us,dur_us,kv_begin,kv_end,kv_visible,row_begin,nchunks\n"
+        "1,0,-1,7,1,1,3,0.000,30.000,-1,-1,-1,-1,-1\n"
+        "1,0,0,7,1,0,2,1.000,3.500,0,2048,160,128,1\n"
+        "1,1,0,7,1,1,1,10.000,10.000,512,1024,512,0,4\n"
+        "1,1,9,7,1,1,1,21.000,1.000,-1,-1,-1,-1,-1\n");
+  CHECK(spans_csv(0, {}, plan, false).empty());
+}

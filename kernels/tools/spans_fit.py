@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Item time against item size, from the spans `podcheck bench kernel` writes with PODCHECK_BENCH_SPANS=<file>
+(kernels/bench/timeline_summary.hpp, spans_csv). For each launch mode in the file and each side, a least-squares fit
+item_us = a + b * tiles, tiles = ceil(kv_visible / TK): a is what an item costs beyond its tiles (its Q tile, the first
+tile's unoverlapped softmax, the last P V, the epilogue), b the steady cost of one tile. Also: how busy the CTAs were
+with that side's items, and median item times by tile count.
+
+  spans_fit.py FILE [--tk 64]     (TK: the KV tokens per tile of the kernel that ran; pod_ws_kernel: PODCHECK_WS_TK)
+  spans_fit.py --self-test        (recovers a known line from synthetic spans; exit 1 if not)
+Notebook: docs/KERNEL.md step 26."""
+import argparse, collections, csv, io, math, sys
+
+MODES = {0: "fused", 1: "prefill alone", 2: "decode alone"}
+
+
+def fit(rows, tk):
+    out = []
+    by_mode = collections.defaultdict(list)
+    for r in rows:
+        by_mode[int(r["mode"])].append(r)
+    for mode, rs in sorted(by_mode.items()):
+        lives = [r for r in rs if int(r["item"]) < 0]
+        span = max(float(r["t0_us"]) + float(r["dur_us"]) for r in rs)
+        for side in (0, 1):
+            it = [r for r in rs if int(r["item"]) >= 0 and int(r["side"]) == side and int(r["kv_visible"]) >= 0]
+            if len(it) < 2:
+                continue
+            x = [max(1, math.ceil(int(r["kv_visible"]) / tk)) for r in it]
+            y = [float(r["dur_us"]) for r in it]
+            n = len(x); mx = sum(x) / n; my = sum(y) / n
+            sxx = sum((a - mx) ** 2 for a in x)
+            b = sum((a - mx) * (c - my) for a, c in zip(x, y)) / sxx if sxx else 0.0
+            a = my - b * mx
+            rms = math.sqrt(sum((c - a - b * xx) ** 2 for xx, c in zip(x, y)) / n)
+            ctas = len(lives) or len({r["cta"] for r in it})
+            med = collections.defaultdict(list)
+            for xx, c in zip(x, y):
+                med[xx].append(c)
+            out.append(dict(mode=mode, side=side, n=n, tiles_min=min(x), tiles_max=max(x), tiles_mean=mx, a=a, b=b,
+                            rms=rms, span=span, ctas=ctas, busy=sum(y) / (ctas * span), fixed=a * n / sum(y),
+                            medians={k: sorted(v)[len(v) // 2] for k, v in med.items()}))
+    return out
+
+
+def describe(f):
+    side = "prefill" if f["side"] == 0 else "decode"
+    picks = "  ".join(f"{k}: {v:.1f}" for k, v in sorted(f["medians"].items()) if k in (1, 2, 4, 8, 16, 32, 64, 128))
+    return (f"{MODES.get(f['mode'], f['mode'])}, {side}: {f['n']} items of {f['tiles_min']}-{f['tiles_max']} tiles "
+            f"(mean {f['tiles_mean']:.1f}); item us = {f['a']:.2f} + {f['b']:.3f} x tiles (rms residual {f['rms']:.2f}); "
+            f"fixed part {f['fixed']:.1%} of item time; items {f['busy']:.1%} of {f['ctas']} CTAs x {f['span']:.1f} us\n"
+            f"    median us by tiles: {picks}")
+
+
+def read(stream):
+    # appended runs repeat nothing but data; a header line anywhere else is skipped
+    lines = [l for i, l in enumerate(stream) if i == 0 or not l.startswith("mode,")]
+    return list(csv.DictReader(lines))
+
+
+def self_test():
+    a, b, tk = 2.5, 1.25, 64
+    buf = io.StringIO()
+    buf.write("mode,side,item,cta,sm,role,warpgroups,t0_us,dur_us,kv_begin,kv_end,kv_visible,row_begin,nchunks\n")
+    buf.write("1,0,-1,0,0,0,2,0.000,200.000,-1,-1,-1,-1,-1\n")
+    for i in range(1, 33):
+        buf.write(f"1,0,{i},0,0,0,2,{i}.000,{a + b * i:.3f},0,2048,{tk * i - 7},0,1\n")  # 64 i - 7 keys: i tiles
+    fits = fit(read(io.StringIO(buf.getvalue())), tk)
+    ok = len(fits) == 1 and abs(fits[0]["a"] - a) < 1e-6 and abs(fits[0]["b"] - b) < 1e-6 and fits[0]["tiles_max"] == 32
+    print(("self-test passed: " if ok else "self-test FAILED: ") + (describe(fits[0]) if fits else "no fit"))
+    return 0 if ok else 1
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("file", nargs="?")
+    ap.add_argument("--tk", type=int, default=64)
+    ap.add_argument("--self-test", action="store_true")
+    o = ap.parse_args()
+    if o.self_test:
+        return self_test()
+    if not o.file:
+        ap.error("a spans file (or --self-test)")
+    try:
+        with open(o.file) as f:
+            rows = read(f)
+        fits = fit(rows, o.tk)
+    except (OSError, KeyError, ValueError) as e:
+        print(f"spans_fit: {o.file}: {e}", file=sys.stderr)
+        return 2
+    if not fits:
+        print(f"spans_fit: {o.file}: no side with two or more items", file=sys.stderr)
+        return 2
+    for f in fits:
+        print(describe(f))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
