@@ -250,5 +250,9 @@ for s in $STEPS; do
   esac
 done
 log "done"
-# at most 8 files come back from a device call: past that, the logs travel as one archive
-if [ "$(ls "$OUT" | wc -l)" -gt 8 ]; then (cd "$OUT" && tar czf logs.tgz *.log && rm -f *.log); fi
+# at most 8 files come back from a device call: past that, the logs travel as one archive, added to the files of a
+# logs.tgz already there (an earlier invocation's, or the caller's: session 39 lost six sweep logs to an overwrite)
+if [ "$(ls "$OUT" | wc -l)" -gt 8 ]; then
+  (cd "$OUT" && rm -rf .logs && mkdir .logs && { [ ! -f logs.tgz ] || tar xzf logs.tgz -C .logs; } &&
+    { mv *.log .logs/ 2>/dev/null; tar czf logs.tgz -C .logs .; }; rm -rf .logs)
+fi
