@@ -720,6 +720,17 @@ __device__ __forceinline__ bool softmax_tile(float (&s)[NTOK / 8][4], int t0, co
   return moved;
 }
 
+// d[0] / d[2]: this thread's parts of rows gq / gq + 8's sums; after: each row's whole sum in d[0], d[1] (row gq)
+// and d[2], d[3] (row gq + 8) of every lane of the quad (the layout of row_sums)
+__device__ __forceinline__ void quad_row_sums(float (&d)[4]) {
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr) {
+    d[2 * hr] += __shfl_xor_sync(0xffffffffu, d[2 * hr], 1);
+    d[2 * hr] += __shfl_xor_sync(0xffffffffu, d[2 * hr], 2);
+    d[2 * hr + 1] = d[2 * hr];
+  }
+}
+
 // O and d times alpha per row (rows gq, gq + 8): only when a row maximum moved somewhere in the warp (alpha = 1
 // exactly otherwise, and after the first tiles that is the common case).
 template <int D>
@@ -1367,10 +1378,14 @@ constexpr bool kWsPingPong = kWsPipe && PODCHECK_WS_PINGPONG != 0;
 // rounded before that wait and the sums of the rounded P are an mma (row_sums), as in the fused kernel. In both
 // orders ptxas schedules the wait ahead of the exponentials (SASS, notebook step 26), so neither overlaps the
 // softmax with the P V; 1 measured 1-5 % slower on the prefill alone (H100), and passes the quick and default tiers
+// 2: the same arithmetic, the wait for tile k - 1's P V moved to the top of iteration k + 1 (tile k's weights kept
+// in fp32 across the loop's back-edge, rounded into P there): ptxas cannot schedule that wait ahead of tile k's
+// exponentials, which so run beside the P V by construction (prepared in stop 39, not yet run on a GPU)
 #ifndef PODCHECK_WS_FSUM
 #define PODCHECK_WS_FSUM 0
 #endif
-constexpr bool kWsFsum = kWsPipe && !kWsPingPong && PODCHECK_WS_FSUM != 0;
+constexpr bool kWsFsum = kWsPipe && !kWsPingPong && PODCHECK_WS_FSUM == 1;
+constexpr bool kWsDefer = kWsPipe && !kWsPingPong && PODCHECK_WS_FSUM == 2;
 // registers per thread after setmaxnreg: 128 x 56 + 256 x 224 = 64,512 of the SM's 65,536
 constexpr int kWsProducerRegs = PODCHECK_WS_PRODUCER_REGS;
 constexpr int kWsConsumerRegs = (65536 - 128 * kWsProducerRegs) / 256 / 8 * 8 > 256 ? 256 : (65536 - 128 * kWsProducerRegs) / 256 / 8 * 8;
@@ -1903,12 +1918,64 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         wg_pin<D / 2>(&o[0][0]);
         wg_keep<TK / 4>(&pp[0][0]);
         mbar_arrive(empty_bar(st_prev));
+        quad_row_sums(d);
+      } else if (kWsDefer && n_tiles > 0) {
+        // tile k's weights stay in fp32 in sw until the top of iteration k + 1: there the wait for tile k - 1's
+        // P V comes first, then tile k's rescale, row sums and P, then the products of tile k + 1's S and tile k's
+        // P V. The back-edge keeps each wait behind the exponentials before it. d: this thread's parts, as above.
+        float sw[TK / 8][4], alpha[2], rs[2] = {0.f, 0.f};
+        int st_prev = st, st_prev2 = st;  // the stages of tiles k - 1 and k - 2
+        begin_tile(sw);
+        wg_fence();
+        issue_qk(sw, st);
+        wg_wait<0>();
+        wg_pin<TK / 2>(&sw[0][0]);
+        bool moved = softmax_exp<TK, false>(sw, c.kv_lo, M, m, alpha, rs, lane);
+        if (++st == NS) { st = 0; ph ^= 1; }
+        for (int k = 1; k < n_tiles; ++k) {
+          wg_wait<0>();  // tile k - 2's P V (none at k = 1)
+          wg_pin<D / 2>(&o[0][0]);
+          wg_keep<TK / 4>(&pp[0][0]);
+          if (k >= 2) mbar_arrive(empty_bar(st_prev2));  // tile k - 2's stage is read
+          if (moved) rescale<D>(o, d, alpha);
+          d[0] += rs[0];
+          d[2] += rs[1];
+          pack_p<TK, QT>(sw, pp);  // tile k - 1's P
+          float sc[TK / 8][4];
+          begin_tile(sc);
+          wg_pin<D / 2>(&o[0][0]);
+          wg_fence();  // O was rescaled, S zeroed, P written, by ordinary instructions
+          issue_qk(sc, st);
+          issue_pv(st_prev);
+          wg_wait<1>();  // S of tile k is done; tile k - 1's P V runs on beside what follows
+          wg_pin<TK / 2>(&sc[0][0]);
+          rs[0] = rs[1] = 0.f;
+          moved = softmax_exp<TK, false>(sc, c.kv_lo + k * TK, M, m, alpha, rs, lane);
 #pragma unroll
-        for (int hr = 0; hr < 2; ++hr) {  // the quad's parts of each row's sum
-          d[2 * hr] += __shfl_xor_sync(0xffffffffu, d[2 * hr], 1);
-          d[2 * hr] += __shfl_xor_sync(0xffffffffu, d[2 * hr], 2);
-          d[2 * hr + 1] = d[2 * hr];
+          for (int nn = 0; nn < TK / 8; ++nn)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) sw[nn][e] = sc[nn][e];
+          st_prev2 = st_prev;
+          st_prev = st;
+          if (++st == NS) { st = 0; ph ^= 1; }
         }
+        // tile n - 2's P V, then the last tile's rescale, sums, P and P V
+        wg_wait<0>();
+        wg_pin<D / 2>(&o[0][0]);
+        wg_keep<TK / 4>(&pp[0][0]);
+        if (n_tiles >= 2) mbar_arrive(empty_bar(st_prev2));
+        if (moved) rescale<D>(o, d, alpha);
+        d[0] += rs[0];
+        d[2] += rs[1];
+        pack_p<TK, QT>(sw, pp);
+        wg_pin<D / 2>(&o[0][0]);
+        wg_fence();
+        issue_pv(st_prev);
+        wg_wait<0>();
+        wg_pin<D / 2>(&o[0][0]);
+        wg_keep<TK / 4>(&pp[0][0]);
+        mbar_arrive(empty_bar(st_prev));
+        quad_row_sums(d);
       } else if (n_tiles > 0) {
         // tile 0: its S alone
         int st_prev = st;
