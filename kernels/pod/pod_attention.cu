@@ -1871,6 +1871,23 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         for (int nn = 0; nn < TK / 8; ++nn) sc[nn][0] = sc[nn][1] = sc[nn][2] = sc[nn][3] = 0.f;
         wg_pin<TK / 2>(&sc[0][0]);
       };
+      // (FSUM) a tile's softmax folded into the state: O and d rescaled, its fp32 sums added, its weights rounded
+      // into P; then, after the last tile, its P V waited for and its stage released
+      auto fold = [&](bool moved, const float (&al)[2], const float (&r)[2], const float (&w)[TK / 8][4]) {
+        if (moved) rescale<D>(o, d, al);
+        d[0] += r[0];
+        d[2] += r[1];
+        pack_p<TK, QT>(w, pp);
+      };
+      auto last_pv = [&](int stg) {
+        wg_pin<D / 2>(&o[0][0]);
+        wg_fence();
+        issue_pv(stg);
+        wg_wait<0>();
+        wg_pin<D / 2>(&o[0][0]);
+        wg_keep<TK / 4>(&pp[0][0]);
+        mbar_arrive(empty_bar(stg));
+      };
       if (kWsFsum && n_tiles > 0) {
         // FlashAttention-3's order: d holds this thread's part of its rows' sums until the item ends. Tile 0 is
         // peeled: a wgmma or a wait under a condition makes ptxas serialise every wgmma of the kernel (C7514)
@@ -1883,10 +1900,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           issue_qk(sc, st);
           wg_wait<0>();
           wg_pin<TK / 2>(&sc[0][0]);
-          if (softmax_exp<TK, false>(sc, c.kv_lo, M, m, alpha, rs, lane)) rescale<D>(o, d, alpha);
-          d[0] += rs[0];
-          d[2] += rs[1];
-          pack_p<TK, QT>(sc, pp);
+          fold(softmax_exp<TK, false>(sc, c.kv_lo, M, m, alpha, rs, lane), alpha, rs, sc);
           if (++st == NS) { st = 0; ph ^= 1; }
         }
         for (int k = 1; k < n_tiles; ++k) {
@@ -1903,21 +1917,11 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           wg_pin<D / 2>(&o[0][0]);
           wg_keep<TK / 4>(&pp[0][0]);
           mbar_arrive(empty_bar(st_prev));  // tile k - 1's stage is read (K by its S, V by its P V)
-          if (moved) rescale<D>(o, d, alpha);
-          d[0] += rs[0];
-          d[2] += rs[1];
-          pack_p<TK, QT>(sc, pp);
+          fold(moved, alpha, rs, sc);
           st_prev = st;
           if (++st == NS) { st = 0; ph ^= 1; }
         }
-        // the last tile's P V
-        wg_pin<D / 2>(&o[0][0]);
-        wg_fence();
-        issue_pv(st_prev);
-        wg_wait<0>();
-        wg_pin<D / 2>(&o[0][0]);
-        wg_keep<TK / 4>(&pp[0][0]);
-        mbar_arrive(empty_bar(st_prev));
+        last_pv(st_prev);
         quad_row_sums(d);
       } else if (kWsDefer && n_tiles > 0) {
         // tile k's weights stay in fp32 in sw until the top of iteration k + 1: there the wait for tile k - 1's
@@ -1937,10 +1941,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           wg_pin<D / 2>(&o[0][0]);
           wg_keep<TK / 4>(&pp[0][0]);
           if (k >= 2) mbar_arrive(empty_bar(st_prev2));  // tile k - 2's stage is read
-          if (moved) rescale<D>(o, d, alpha);
-          d[0] += rs[0];
-          d[2] += rs[1];
-          pack_p<TK, QT>(sw, pp);  // tile k - 1's P
+          fold(moved, alpha, rs, sw);  // tile k - 1's P
           float sc[TK / 8][4];
           begin_tile(sc);
           wg_pin<D / 2>(&o[0][0]);
@@ -1964,17 +1965,8 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         wg_pin<D / 2>(&o[0][0]);
         wg_keep<TK / 4>(&pp[0][0]);
         if (n_tiles >= 2) mbar_arrive(empty_bar(st_prev2));
-        if (moved) rescale<D>(o, d, alpha);
-        d[0] += rs[0];
-        d[2] += rs[1];
-        pack_p<TK, QT>(sw, pp);
-        wg_pin<D / 2>(&o[0][0]);
-        wg_fence();
-        issue_pv(st_prev);
-        wg_wait<0>();
-        wg_pin<D / 2>(&o[0][0]);
-        wg_keep<TK / 4>(&pp[0][0]);
-        mbar_arrive(empty_bar(st_prev));
+        fold(moved, alpha, rs, sw);
+        last_pv(st_prev);
         quad_row_sums(d);
       } else if (n_tiles > 0) {
         // tile 0: its S alone
