@@ -1379,8 +1379,8 @@ constexpr bool kWsPingPong = kWsPipe && PODCHECK_WS_PINGPONG != 0;
 // orders ptxas schedules the wait ahead of the exponentials (SASS, notebook step 26), so neither overlaps the
 // softmax with the P V; 1 measured 1-5 % slower on the prefill alone (H100), and passes the quick and default tiers
 // 2: the same arithmetic, the wait for tile k - 1's P V moved to the top of iteration k + 1 (tile k's weights kept
-// in fp32 across the loop's back-edge, rounded into P there): ptxas cannot schedule that wait ahead of tile k's
-// exponentials, which so run beside the P V by construction (prepared in stop 39, not yet run on a GPU)
+// in fp32 across the loop's back-edge, rounded into P there): to put that wait ahead of tile k's exponentials ptxas
+// would have to move it across the back-edge, which it was not seen to do (prepared in stop 39, not yet run on a GPU)
 #ifndef PODCHECK_WS_FSUM
 #define PODCHECK_WS_FSUM 0
 #endif
