@@ -11,7 +11,8 @@
 
 using namespace podcheck::kernels;
 
-TEST_CASE("wgmma building blocks: register A, swizzled K-major and transposed B, accumulator layout", "[gpu][.wgmma]") {
+TEST_CASE("wgmma building blocks: register or shared-memory A, swizzled K-major and transposed B, accumulator layout",
+          "[gpu][.wgmma]") {
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) PODCHECK_SKIP("no GPU");
   cudaDeviceProp prop{};

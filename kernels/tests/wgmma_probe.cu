@@ -84,6 +84,33 @@ __global__ void __launch_bounds__(128) qk_probe(const T* q, const T* k, float* s
   store_acc<N>(acc, s);
 }
 
+// The same S with A = Q from shared memory too (WgmmaSS: Q swizzled, K-major, like K; no fragments in registers).
+template <class T, int D, int N>
+__global__ void __launch_bounds__(128) qk_ss_probe(const T* q, const T* k, float* s) {
+  extern __shared__ unsigned char smem[];
+  unsigned char* Qs = align1024(smem);
+  unsigned char* Ks = Qs + 64 * D * sizeof(T);  // a multiple of 1024 bytes past Qs
+  store_swizzled(q, 64, D, Qs);
+  store_swizzled(k, N, D, Ks);
+  fence_async_smem();
+  __syncthreads();
+  float acc[N / 2];
+#pragma unroll
+  for (int i = 0; i < N / 2; ++i) acc[i] = 0.f;
+  wg_pin<N / 2>(acc);
+  wg_fence();
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    const std::uint64_t da = desc_k_major(smem_u32(Qs) + (kk / 4) * 64 * 128 + (kk % 4) * 32);
+    const std::uint64_t db = desc_k_major(smem_u32(Ks) + (kk / 4) * N * 128 + (kk % 4) * 32);
+    WgmmaSS<T, N>::template run<0>(acc, da, db, kk > 0);
+  }
+  wg_commit();
+  wg_wait<0>();
+  wg_pin<N / 2>(acc);
+  store_acc<N>(acc, s);
+}
+
 // O [64][D] = P [64][N] V [N][D]: A = P fragments (registers), B = V swizzled, MN-major (transposed).
 template <class T, int D, int N>
 __global__ void __launch_bounds__(128) pv_probe(const T* p, const T* v, float* o) {
@@ -173,6 +200,16 @@ void probe(std::vector<WgmmaProbeResult>& results, const char* tname) {
     CUDA_CHECK(cudaDeviceSynchronize());
     const std::string what = std::string("QK ") + tname + " D" + std::to_string(D) + " N" + std::to_string(N);
     results.push_back(compare(what, ref, ds));
+    if constexpr (N == 64) {  // WgmmaSS's shapes
+      const int smem_ss = 1024 + (64 + N) * D * int(sizeof(T));
+      CUDA_CHECK(cudaFuncSetAttribute(qk_ss_probe<T, D, N>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_ss));
+      CUDA_CHECK(cudaMemset(ds.p, 0xFF, ref.size() * sizeof(float)));
+      qk_ss_probe<T, D, N><<<1, 128, smem_ss>>>(static_cast<const T*>(dq.p), static_cast<const T*>(dk.p),
+                                                static_cast<float*>(ds.p));
+      CUDA_CHECK(cudaGetLastError());
+      CUDA_CHECK(cudaDeviceSynchronize());
+      results.push_back(compare(std::string("QK-SS ") + what.substr(3), ref, ds));
+    }
   }
   // PV
   {
