@@ -235,6 +235,11 @@ KernelTimes bench_one(Timed& k, const Case& c, std::vector<std::unique_ptr<Devic
 }  // namespace
 
 BenchReport run_kernel_bench(const BenchOptions& o) {
+  // a spans file that cannot be written fails the run before the GPU is touched, not after the first mix's timings
+  if (const char* path = std::getenv("PODCHECK_BENCH_SPANS"); path && *path) {
+    std::FILE* f = std::fopen(path, "a");
+    if (!f || std::fclose(f) != 0) throw std::runtime_error(std::string("PODCHECK_BENCH_SPANS: cannot open ") + path);
+  }
   if (!o.hooks.make_case || !o.hooks.validate)
     throw std::runtime_error("bench kernel: make_case and validate hooks are required (cases are validated before timing)");
   BenchReport rep;

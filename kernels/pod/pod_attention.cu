@@ -1872,12 +1872,19 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         wg_pin<TK / 2>(&sc[0][0]);
       };
       // (FSUM) a tile's softmax folded into the state: O and d rescaled, its fp32 sums added, its weights rounded
-      // into P; then, after the last tile, its P V waited for and its stage released
+      // into P; tile 0's S alone; after the last tile, its P V waited for and its stage released
       auto fold = [&](bool moved, const float (&al)[2], const float (&r)[2], const float (&w)[TK / 8][4]) {
         if (moved) rescale<D>(o, d, al);
         d[0] += r[0];
         d[2] += r[1];
         pack_p<TK, QT>(w, pp);
+      };
+      auto qk_alone = [&](float (&sc)[TK / 8][4]) {  // tile 0's S, nothing else in flight
+        begin_tile(sc);
+        wg_fence();
+        issue_qk(sc, st);
+        wg_wait<0>();
+        wg_pin<TK / 2>(&sc[0][0]);
       };
       auto last_pv = [&](int stg) {
         wg_pin<D / 2>(&o[0][0]);
@@ -1895,11 +1902,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         float alpha[2];
         {
           float sc[TK / 8][4], rs[2] = {0.f, 0.f};
-          begin_tile(sc);
-          wg_fence();
-          issue_qk(sc, st);
-          wg_wait<0>();
-          wg_pin<TK / 2>(&sc[0][0]);
+          qk_alone(sc);
           fold(softmax_exp<TK, false>(sc, c.kv_lo, M, m, alpha, rs, lane), alpha, rs, sc);
           if (++st == NS) { st = 0; ph ^= 1; }
         }
@@ -1929,11 +1932,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         // P V. The back-edge keeps each wait behind the exponentials before it. d: this thread's parts, as above.
         float sw[TK / 8][4], alpha[2], rs[2] = {0.f, 0.f};
         int st_prev = st, st_prev2 = st;  // the stages of tiles k - 1 and k - 2
-        begin_tile(sw);
-        wg_fence();
-        issue_qk(sw, st);
-        wg_wait<0>();
-        wg_pin<TK / 2>(&sw[0][0]);
+        qk_alone(sw);
         bool moved = softmax_exp<TK, false>(sw, c.kv_lo, M, m, alpha, rs, lane);
         if (++st == NS) { st = 0; ph ^= 1; }
         for (int k = 1; k < n_tiles; ++k) {

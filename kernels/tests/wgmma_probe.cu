@@ -173,8 +173,22 @@ WgmmaProbeResult compare(const std::string& what, const std::vector<float>& ref,
   return r;
 }
 
+// One probe kernel on one warpgroup: its shared memory granted, the output poisoned (NaN), launched, synchronised, and
+// judged against the exact product.
+template <class T, class Kernel>
+WgmmaProbeResult launch_probe(const std::string& what, Kernel kernel, int smem, const Dev& a, const Dev& b, Dev& out,
+                              const std::vector<float>& ref) {
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  CUDA_CHECK(cudaMemset(out.p, 0xFF, ref.size() * sizeof(float)));  // NaN poison
+  kernel<<<1, 128, smem>>>(static_cast<const T*>(a.p), static_cast<const T*>(b.p), static_cast<float*>(out.p));
+  CUDA_CHECK(cudaGetLastError());
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return compare(what, ref, out);
+}
+
 template <class T, int D, int N>
 void probe(std::vector<WgmmaProbeResult>& results, const char* tname) {
+  const std::string shape = std::string(tname) + " D" + std::to_string(D) + " N" + std::to_string(N);
   // QK
   {
     const std::vector<float> q = small_values(64 * D, 1), k = small_values(N * D, 2);
@@ -191,25 +205,11 @@ void probe(std::vector<WgmmaProbeResult>& results, const char* tname) {
     Dev dq(qh.size() * sizeof(T)), dk(kh.size() * sizeof(T)), ds(ref.size() * sizeof(float));
     CUDA_CHECK(cudaMemcpy(dq.p, qh.data(), qh.size() * sizeof(T), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(dk.p, kh.data(), kh.size() * sizeof(T), cudaMemcpyHostToDevice));
-    const int smem = 64 * (D + 8) * int(sizeof(T)) + 1024 + N * D * int(sizeof(T));
-    CUDA_CHECK(cudaFuncSetAttribute(qk_probe<T, D, N>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    CUDA_CHECK(cudaMemset(ds.p, 0xFF, ref.size() * sizeof(float)));  // NaN poison
-    qk_probe<T, D, N><<<1, 128, smem>>>(static_cast<const T*>(dq.p), static_cast<const T*>(dk.p),
-                                        static_cast<float*>(ds.p));
-    CUDA_CHECK(cudaGetLastError());
-    CUDA_CHECK(cudaDeviceSynchronize());
-    const std::string what = std::string("QK ") + tname + " D" + std::to_string(D) + " N" + std::to_string(N);
-    results.push_back(compare(what, ref, ds));
-    if constexpr (N == 64) {  // WgmmaSS's shapes
-      const int smem_ss = 1024 + (64 + N) * D * int(sizeof(T));
-      CUDA_CHECK(cudaFuncSetAttribute(qk_ss_probe<T, D, N>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_ss));
-      CUDA_CHECK(cudaMemset(ds.p, 0xFF, ref.size() * sizeof(float)));
-      qk_ss_probe<T, D, N><<<1, 128, smem_ss>>>(static_cast<const T*>(dq.p), static_cast<const T*>(dk.p),
-                                                static_cast<float*>(ds.p));
-      CUDA_CHECK(cudaGetLastError());
-      CUDA_CHECK(cudaDeviceSynchronize());
-      results.push_back(compare(std::string("QK-SS ") + what.substr(3), ref, ds));
-    }
+    results.push_back(launch_probe<T>("QK " + shape, qk_probe<T, D, N>,
+                                      64 * (D + 8) * int(sizeof(T)) + 1024 + N * D * int(sizeof(T)), dq, dk, ds, ref));
+    if constexpr (N == 64)  // WgmmaSS's shapes
+      results.push_back(launch_probe<T>("QK-SS " + shape, qk_ss_probe<T, D, N>, 1024 + (64 + N) * D * int(sizeof(T)),
+                                        dq, dk, ds, ref));
   }
   // PV
   {
@@ -227,15 +227,8 @@ void probe(std::vector<WgmmaProbeResult>& results, const char* tname) {
     Dev dp(ph.size() * sizeof(T)), dv(vh.size() * sizeof(T)), dout(ref.size() * sizeof(float));
     CUDA_CHECK(cudaMemcpy(dp.p, ph.data(), ph.size() * sizeof(T), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(dv.p, vh.data(), vh.size() * sizeof(T), cudaMemcpyHostToDevice));
-    const int smem = 64 * (N + 8) * int(sizeof(T)) + 1024 + N * D * int(sizeof(T));
-    CUDA_CHECK(cudaFuncSetAttribute(pv_probe<T, D, N>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    CUDA_CHECK(cudaMemset(dout.p, 0xFF, ref.size() * sizeof(float)));
-    pv_probe<T, D, N><<<1, 128, smem>>>(static_cast<const T*>(dp.p), static_cast<const T*>(dv.p),
-                                        static_cast<float*>(dout.p));
-    CUDA_CHECK(cudaGetLastError());
-    CUDA_CHECK(cudaDeviceSynchronize());
-    const std::string what = std::string("PV ") + tname + " D" + std::to_string(D) + " N" + std::to_string(N);
-    results.push_back(compare(what, ref, dout));
+    results.push_back(launch_probe<T>("PV " + shape, pv_probe<T, D, N>,
+                                      64 * (N + 8) * int(sizeof(T)) + 1024 + N * D * int(sizeof(T)), dp, dv, dout, ref));
   }
 }
 
