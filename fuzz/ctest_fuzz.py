@@ -14,8 +14,9 @@
       libFuzzer's "cov:" after the seeds must be at least COVERAGE_SHARE of the in-process figure, and the
       counters the worker ships must be libFuzzer's whole set (one module).
   ctest_fuzz.py planted KIND BINARY CORPUS
-      with PODCHECK_FUZZ_PLANT=KIND (fault or leak in a callback the reader calls), the run must fail with
-      the sanitizer's report of it and libFuzzer's crash artifact.
+      with PODCHECK_FUZZ_PLANT=KIND (fault, leak or abort in a callback the reader calls), the run must fail with
+      the sanitizer's report of it (abort: the worker's stack, printed by its signal handler, and libFuzzer's
+      deadly signal) and libFuzzer's crash artifact.
   ctest_fuzz.py isolated BINARY CORPUS [overrule | symbolizer | strdup]
       (overrule: PODCHECK_FUZZ_MISREPORT=1 too, the first worker calls the error ours; fresh workers must overrule it)
       (symbolizer: PODCHECK_FUZZ_STRAY_SYMBOLIZE=1 too, the fuzzer starts a symbolizer and the first worker leaves
@@ -168,10 +169,20 @@ def coverage(argv):
 def planted(argv):
     kind, binary, corpus, *mode = argv
     nosym = mode == ["nosym"]
-    report = {"fault": r"ERROR: AddressSanitizer: heap-buffer-overflow", "leak": r"ERROR: LeakSanitizer: detected memory leaks"}[kind]
+    report = {"fault": r"ERROR: AddressSanitizer: heap-buffer-overflow",
+              "leak": r"ERROR: LeakSanitizer: detected memory leaks",
+              "abort": r"ERROR: libFuzzer: deadly signal"}[kind]
     rc, out, found = run_planted(binary, corpus, 200, dict(os.environ, PODCHECK_FUZZ_PLANT=kind), nosym)
     if rc == 0:
         return fail(f"the planted {kind} did not fail the run")
+    if kind == "abort":
+        # a signal leaves no report: the worker prints the stack its origin was judged on (backtrace_symbols_fd
+        # lines, "MODULE(+0xOFFSET) [0xADDRESS]"), and the fuzz target's own frames must be among them
+        stack = re.search(r"a fatal signal in a worker; the stack its origin was judged on:\n((?:.*\n){1,128})", out)
+        name = re.escape(os.path.basename(binary))
+        if not stack or not re.search(rf"{name}\(.*\)\s*\[0x[0-9a-f]+\]", stack.group(1)):
+            return fail("the worker's fatal signal did not print the stack its origin was judged on")
+        report = r"ERROR: libFuzzer: deadly signal|the stack its origin was judged on"
     # the worker's report first (the input it read cleanly would never be read in process otherwise), then
     # the in-process read's (or, for a leak, the harness's line after its in-process check)
     if len(re.findall(report, out)) < 2:

@@ -42,7 +42,7 @@
 // libhdf5 frame on its allocation stack outlived the input (libhdf5's own are suppressed, fuzz/lsan.supp),
 // and every 256 inputs in any case. Checking whenever mallocs outnumbered frees, as libFuzzer does in its own
 // process, ran a 10-20 ms check on most inputs (libhdf5 leaks on most corrupt files) and cut the rate by
-// two thirds. ctest's fuzz-planted-{fault,leak} plant a bug in the reader's callback and want it reported.
+// two thirds. ctest's fuzz-planted-{fault,leak,abort} plant a bug in the reader's callback and want it reported.
 #pragma once
 
 #include "fixtures/isolated_read.hpp"
@@ -168,9 +168,9 @@ struct Counts {
   long stopped_after_saying = 0;  // workers silent for reply_ms() after 'd' or 'R' (killed; the input read again)
 };
 
-// A bug planted for the harness's self-tests (ctest fuzz-planted-*): PODCHECK_FUZZ_PLANT=fault or leak makes
-// the callback that the reader calls for each case id of a file (ReadOptions::want, podcheck's code, on the
-// reader's stack, no libhdf5 frame) read past a heap block or leak one.
+// A bug planted for the harness's self-tests (ctest fuzz-planted-*): PODCHECK_FUZZ_PLANT=fault, leak or abort
+// makes the callback that the reader calls for each case id of a file (ReadOptions::want, podcheck's code, on the
+// reader's stack, no libhdf5 frame) read past a heap block, leak one, or abort.
 inline std::function<bool(const std::string&)> planted_bug() {
   const char* p = std::getenv("PODCHECK_FUZZ_PLANT");
   if (!p) return nullptr;
@@ -190,6 +190,8 @@ inline std::function<bool(const std::string&)> planted_bug() {
       sink = nullptr;
       return true;
     };
+  if (std::strcmp(p, "abort") == 0)  // a fatal signal of ours, no sanitizer report: the worker prints its stack
+    return [](const std::string&) -> bool { std::abort(); };
   if (std::strcmp(p, "library") == 0)
     return [](const std::string&) {
       // libhdf5 copies an 8-double attribute into a 1-byte heap block: the sanitizer's report (in the memcpy
@@ -224,7 +226,8 @@ inline std::function<bool(const std::string&)> planted_bug() {
       std::free(prefix);
       return true;
     };
-  std::fprintf(stderr, "podcheck-fuzz: PODCHECK_FUZZ_PLANT must be 'fault', 'leak', 'library' or 'library-strdup'\n");
+  std::fprintf(stderr, "podcheck-fuzz: PODCHECK_FUZZ_PLANT must be 'fault', 'leak', 'abort', 'library' or "
+                       "'library-strdup'\n");
   std::abort();
 }
 
