@@ -1386,6 +1386,17 @@ constexpr bool kWsPingPong = kWsPipe && PODCHECK_WS_PINGPONG != 0;
 #endif
 constexpr bool kWsFsum = kWsPipe && !kWsPingPong && PODCHECK_WS_FSUM == 1;
 constexpr bool kWsDefer = kWsPipe && !kWsPingPong && PODCHECK_WS_FSUM == 2;
+// 1 (with PODCHECK_WS_PIPE): the item's Q tile stays in shared memory, stored like K ([rows][64] blocks, 128-byte
+// swizzle), and S = Q K^T takes its A operand from there (WgmmaSS) instead of 32 registers per thread of fragments:
+// the registers that 128-key tiles need (PODCHECK_WS_TK_PREFILL=128). The consumers then hold the tile until the
+// item's last S is done, so the producer copies the next item's Q only after that (q_empty). Measured (H100, notebook
+// step 27): at 64-key tiles as fast as Q in registers; with 128-key tiles the prefill alone is 4-7 % slower (still
+// 52 / 64 bytes of spill), so it stays opt-in. Both pass the quick tier.
+#ifndef PODCHECK_WS_QSMEM
+#define PODCHECK_WS_QSMEM 0
+#endif
+constexpr bool kWsQsmem = PODCHECK_WS_QSMEM != 0;
+static_assert(!kWsQsmem || kWsPipe, "Q from shared memory (PODCHECK_WS_QSMEM) is a form of the pipelined loop");
 // registers per thread after setmaxnreg: 128 x 56 + 256 x 224 = 64,512 of the SM's 65,536
 constexpr int kWsProducerRegs = PODCHECK_WS_PRODUCER_REGS;
 constexpr int kWsConsumerRegs = (65536 - 128 * kWsProducerRegs) / 256 / 8 * 8 > 256 ? 256 : (65536 - 128 * kWsProducerRegs) / 256 / 8 * 8;
@@ -1409,7 +1420,9 @@ template <int D, int MODE> struct WsSmem {
   static constexpr int TK = MODE == kWsPrefillOnly ? PODCHECK_WS_TK_PREFILL : PODCHECK_WS_TK;  // KV tokens per tile
   static constexpr int kv_block = TK * D * 2;        // K or V of one stage: D / 64 swizzled [TK][64] blocks
   static constexpr int stage = 2 * kv_block;
-  static constexpr int q_bytes = kWsRows<MODE> * (D + 8) * 2;  // the item's Q tile, padded (ldmatrix)
+  // the item's Q tile: padded rows (ldmatrix into registers), or (kWsQsmem) D / 64 swizzled [rows][64] blocks
+  static constexpr int q_block = kWsRows<MODE> * 128;
+  static constexpr int q_bytes = kWsQsmem ? (D / 64) * q_block : kWsRows<MODE> * (D + 8) * 2;
   // (kWsCoResident) the decode warpgroup's region: decode_item's layout with DS stages per warp; the consumer, once
   // the prefill queue is empty, runs decode items with DS1 stages in the region of the ring and the Q tile
   static constexpr int DS = FUSED ? PODCHECK_WSF_DECODE_STAGES : 0;
@@ -1435,21 +1448,23 @@ template <int D, int MODE> struct WsSmem {
   static constexpr int n_bars = 2 * NS + 2 + 4;        // item_full[2], item_empty[2]
   static constexpr int item_off = bar_off + 8 * n_bars;  // ints: the item ring's two indices, decode slots [3], done
   static constexpr int bytes = 1024 + item_off + 32;     // + 1024: aligned to 1024 bytes (the swizzle)
-  static_assert(kv_block % 1024 == 0 && q_bytes % 16 == 0 && dec_bytes % 16 == 0, "aligned blocks");
+  static_assert(kv_block % 1024 == 0 && q_bytes % 16 == 0 && dec_bytes % 16 == 0 && q_block % 1024 == 0,
+                "aligned blocks");
   static_assert(MODE == kWsPrefillOnly || (MODE == kWsSplitSms ? 2 : 1) * Smem<D, __half>::dec_bytes_of(DS1) <=
                                            NS * stage + q_bytes,
                 "the consumers' decode regions fit in the ring and Q tile they leave");
   static_assert(1024 + item_off + 32 <= 232448, "227 KB per CTA");
 };
 
-// The producer's copy of an item's Q tile (packed rows row_begin .. row_begin + 127; zeros past the request) into
-// the padded tile: thread idx of 128 keeps one 16-byte column and steps over rows.
-template <int D, class QT, int ROWS>
+// The producer's copy of an item's Q tile (packed rows row_begin .. row_begin + ROWS - 1; zeros past the request)
+// into the padded tile, or (SWZ) into D / 64 swizzled [ROWS][64] blocks: thread idx of 128 keeps one 16-byte column
+// and steps over rows.
+template <int D, class QT, int ROWS, bool SWZ>
 __device__ __forceinline__ void issue_q_ws(const pod_side& S, const ItemCtx& c, const FastDiv& gd, int kv_head,
                                            int row_begin, QT* Qs, int idx) {
   constexpr int CPR = D / 8, RPP = 128 / CPR, SD = D + 8;
   const int col = (idx % CPR) * 8;
-  const std::uint32_t dst = smem_u32(Qs) + col * 2;
+  const std::uint32_t dst = smem_u32(Qs) + (SWZ ? (col / 64) * ROWS * 128 : col * 2);
 #pragma unroll 4
   for (int row = idx / CPR; row < ROWS; row += RPP) {
     const int pr = row_begin + row;
@@ -1458,7 +1473,7 @@ __device__ __forceinline__ void issue_q_ws(const pod_side& S, const ItemCtx& c, 
     const int i = gd.div(prc), h = kv_head * gd.d + gd.mod(prc, i);
     const QT* src = static_cast<const QT*>(S.q) + (std::int64_t)(c.q_start + i) * S.q_stride_row +
                     (std::int64_t)h * S.q_stride_head + col;
-    cp_async16(dst + row * SD * 2, src, ok);
+    cp_async16(dst + (SWZ ? sm90::swz128(row, (col % 64) / 8) : row * SD * 2), src, ok);
   }
 }
 
@@ -1785,8 +1800,8 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
       mbar_arrive(item_empty(j));
       const WorkItem it = SDv.items[idx];
       const ItemCtx c = item_ctx(P, SDv, it, ROWS);
-      mbar_wait(q_empty, (n & 1) ^ 1);  // the consumers hold the previous item's Q in registers
-      issue_q_ws<D, QT, ROWS>(SDv.s, c, P.gdiv, it.kv_head, it.row_begin, Qs, wtid);
+      mbar_wait(q_empty, (n & 1) ^ 1);  // the consumers are done with the previous item's Q
+      issue_q_ws<D, QT, ROWS, kWsQsmem>(SDv.s, c, P.gdiv, it.kv_head, it.row_begin, Qs, wtid);
       mbar_arrive_cp_async(q_full);
       const KvSrc src = kv_src<QT>(SDv, c.page_base, it.kv_head);
       const int n_tiles = c.kv_hi > c.kv_lo ? (c.kv_hi - c.kv_lo + TK - 1) / TK : 0;
@@ -1822,12 +1837,19 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
     const ItemCtx c = item_ctx(P, SDv, it, ROWS);
     const int wrow0 = it.row_begin + cw * 64 + warp * 16;
     const RowMask M = row_mask(SDv, c, P.gdiv, it.kv_head, wrow0);
-    std::uint32_t qf[D / 16][4];
+    std::uint32_t qf[kWsQsmem ? 1 : D / 16][4];  // (not kWsQsmem) the warp's Q fragments, wgmma's A
     mbar_wait(q_full, n & 1);
+    if constexpr (!kWsQsmem) {
 #pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk)
-      ldsm_x4(qf[kk], Qs + (cw * 64 + warp * 16 + (lane & 15)) * SD + kk * 16 + (lane >> 4) * 8);
-    mbar_arrive(q_empty);
+      for (int kk = 0; kk < D / 16; ++kk)
+        ldsm_x4(qf[kk], Qs + (cw * 64 + warp * 16 + (lane & 15)) * SD + kk * 16 + (lane >> 4) * 8);
+      mbar_arrive(q_empty);
+    }
+    // (kWsQsmem) the Q tile is free for the next item's once the item's last S is done: right after it in the
+    // default order, after the item in the others
+    auto release_q = [&] {
+      if constexpr (kWsQsmem) mbar_arrive(q_empty);
+    };
     float o[NT_D][4];
 #pragma unroll
     for (int nn = 0; nn < NT_D; ++nn) o[nn][0] = o[nn][1] = o[nn][2] = o[nn][3] = 0.f;
@@ -1850,10 +1872,16 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
       // S = Q K^T of the tile in stage `stg` into sc (one commit group), after the turn barrier in ping-pong order
       auto issue_qk = [&](float (&sc)[TK / 8][4], int stg) {
         const std::uint32_t ka = sbase + stg * L::stage;
+        const std::uint32_t qa = sbase + L::q_off + cw * 64 * 128;  // (kWsQsmem) this consumer's 64 rows
 #pragma unroll
-        for (int kk = 0; kk < D / 16; ++kk)
-          Wgmma<QT, TK>::template run<0>(&sc[0][0], qf[kk],
-                                         desc_k_major(ka + (kk / 4) * TK * 128 + (kk % 4) * 32), kk > 0);
+        for (int kk = 0; kk < D / 16; ++kk) {
+          const std::uint64_t kd = desc_k_major(ka + (kk / 4) * TK * 128 + (kk % 4) * 32);
+          if constexpr (kWsQsmem)
+            WgmmaSS<QT, TK>::template run<0>(&sc[0][0], desc_k_major(qa + (kk / 4) * L::q_block + (kk % 4) * 32), kd,
+                                             kk > 0);
+          else
+            Wgmma<QT, TK>::template run<0>(&sc[0][0], qf[kk], kd, kk > 0);
+        }
         wg_commit();
       };
       auto issue_pv = [&](int stg) {  // O += P V of the previous tile (pp) in stage stg, one commit group
@@ -1979,6 +2007,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           if constexpr (PP) named_arrive(2 - cw, 256);  // the other consumer's turn
           wg_wait<0>();
           wg_pin<TK / 2>(&sc[0][0]);
+          if (n_tiles == 1) release_q();
           float alpha[2];
           if (softmax_tile<TK, QT, false>(sc, c.kv_lo, M, m, alpha, pp, lane)) rescale<D>(o, d, alpha);
           if (++st == NS) { st = 0; ph ^= 1; }
@@ -1994,6 +2023,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           if constexpr (PP) named_arrive(2 - cw, 256);
           wg_wait<1>();  // S of tile k is done; tile k - 1's P V may still run
           wg_pin<TK / 2>(&sc[0][0]);
+          if (k == n_tiles - 1) release_q();
           float alpha[2];
           std::uint32_t pa[TK / 16][4];
           const bool moved = softmax_tile<TK, QT, false>(sc, c.kv_lo + k * TK, M, m, alpha, pa, lane);
@@ -2021,6 +2051,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         mbar_arrive(empty_bar(st_prev));
       }
     }
+    if (n_tiles == 0 || kWsFsum || kWsDefer) release_q();  // no S at all, or an order that releases after the item
     if (wrow0 < c.packed) {
 #pragma unroll
       for (int hr = 0; hr < 2; ++hr) {

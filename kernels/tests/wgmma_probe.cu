@@ -207,7 +207,7 @@ void probe(std::vector<WgmmaProbeResult>& results, const char* tname) {
     CUDA_CHECK(cudaMemcpy(dk.p, kh.data(), kh.size() * sizeof(T), cudaMemcpyHostToDevice));
     results.push_back(launch_probe<T>("QK " + shape, qk_probe<T, D, N>,
                                       64 * (D + 8) * int(sizeof(T)) + 1024 + N * D * int(sizeof(T)), dq, dk, ds, ref));
-    if constexpr (N == 64)  // WgmmaSS's shapes
+    if constexpr (N == 64 || N == 128)  // WgmmaSS's shapes
       results.push_back(launch_probe<T>("QK-SS " + shape, qk_ss_probe<T, D, N>, 1024 + (64 + N) * D * int(sizeof(T)),
                                         dq, dk, ds, ref));
   }
@@ -239,7 +239,9 @@ std::vector<WgmmaProbeResult> run_wgmma_probes() {
   probe<__nv_bfloat16, 64, 64>(r, "bf16");
   probe<__nv_bfloat16, 128, 64>(r, "bf16");
   probe<__nv_bfloat16, 128, 32>(r, "bf16");
+  probe<__nv_bfloat16, 128, 128>(r, "bf16");  // the 128-key tile (PODCHECK_WS_QSMEM with PODCHECK_WS_TK_PREFILL=128)
   probe<__half, 128, 64>(r, "f16");
+  probe<__half, 128, 128>(r, "f16");
   return r;
 }
 
