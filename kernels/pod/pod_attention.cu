@@ -1380,7 +1380,8 @@ constexpr bool kWsPingPong = kWsPipe && PODCHECK_WS_PINGPONG != 0;
 // softmax with the P V; 1 measured 1-5 % slower on the prefill alone (H100), and passes the quick and default tiers
 // 2: the same arithmetic, the wait for tile k - 1's P V moved to the top of iteration k + 1 (tile k's weights kept
 // in fp32 across the loop's back-edge, rounded into P there): to put that wait ahead of tile k's exponentials ptxas
-// would have to move it across the back-edge, which it was not seen to do (prepared in stop 39, not yet run on a GPU)
+// would have to move it across the back-edge, and it did not: the SASS has the exponentials ahead of the wait. Yet
+// it measured 3-11 % slower than 0 (the fold now sits between the wait and the next products; notebook step 27)
 #ifndef PODCHECK_WS_FSUM
 #define PODCHECK_WS_FSUM 0
 #endif
