@@ -182,6 +182,7 @@ struct KParams {
   int* counters;  // [0] prefill queue head, [1] decode queue head, [2 + sm] per-SM tickets
   int ctas_per_sm, prefill_ctas_per_sm;
   int ws_prefill_ctas;  // pod_ws_kernel with SMs split by side: CTAs (one per SM) 0 .. ws_prefill_ctas - 1 run the prefill
+  int ws_role_by_sm;    // (split SMs, PODCHECK_CUDA_WS_ROLE=1) the prefill CTAs are those on the SMs ws_prefill_sm picks
   // (split SMs) the group decode (gd_cta; PreparedPod sets it up where the decode qualifies): on, its groups (per group
   // the decode items of kGdHeads consecutive KV heads of one request and chunk, in head order) and the decode side's
   // K and V as 4-D tensor maps (column, slot, head, page; boxes of 64 x 16 x kGdHeads x 1, 128-byte swizzle)
@@ -1758,8 +1759,15 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
   const SideDev& SDv = P.side[0];
   const bool timed = P.timeline != nullptr;
   std::uint64_t t_entry = 0;
-  // (split SMs) the CTA's side: the first prefill_sms CTAs (one per SM) run the prefill
-  const bool decode_cta = MODE == kWsSplitSms && int(blockIdx.x) >= P.ws_prefill_ctas;
+  // (split SMs) the CTA's side: the first ws_prefill_ctas CTAs (one per SM) run the prefill, or (ws_role_by_sm) those
+  // on the SMs ws_prefill_sm spreads over the SM ids; an id past the grid (ids need not be contiguous) keeps the
+  // index rule, and CTA 0 always runs the prefill and the last CTA the decode, so neither side is ever left unrun
+  const bool decode_cta = [&] {
+    if (MODE != kWsSplitSms) return false;
+    const int b = int(blockIdx.x), n = int(gridDim.x), s = int(smid());
+    if (!P.ws_role_by_sm || b == 0 || b == n - 1 || s >= n) return b >= P.ws_prefill_ctas;
+    return !ws_prefill_sm(s, n, P.ws_prefill_ctas);
+  }();
   if (timed && (wtid == 0 && (tid > 0 || decode_cta) || (FUSED && tid == 256))) t_entry = globaltimer();
   if (tid == 0) {
     for (int st = 0; st < NS; ++st) {
@@ -2434,6 +2442,7 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
     k.ws_prefill_ctas = knob > 0  ? knob
                         : k.gdec ? ws_split_sms_gdec(m.plan, sms, p.head_dim, k.gdec_n, kGdPipes)
                                  : ws_split_sms(m.plan, sms, p.head_dim);
+    k.ws_role_by_sm = env_knob(kTuningKnobs[8], 0, 1, 1) == 1;
   }
   m.merge_rows = upload(m.plan.merge_rows, m.owned);
   m.n_merge = (int)m.plan.merge_rows.size();

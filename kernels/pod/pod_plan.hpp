@@ -78,10 +78,14 @@ struct ItemSpan {
 // PODCHECK_CUDA_GDEC (0 / 1, default 1): in the split form, the decode by groups of KV heads fed by tensor copies
 // where the decode qualifies (notebook step 21); 0: the split form's decode warpgroups, for same-call comparisons
 // (and, with PODCHECK_CUDA_WS unset, the fused kernel for every fused launch).
-inline constexpr const char* kTuningKnobs[8] = {"PODCHECK_CUDA_PREFILL_CTAS", "PODCHECK_CUDA_PREFILL_CHUNK",
+// PODCHECK_CUDA_WS_ROLE (0 / 1, default 0): in the split form, which CTAs take the prefill role: 0 the first ones by
+// block index; 1 those on the SMs ws_prefill_sm picks, spread evenly over the SM ids (prepared in stop 40, not yet
+// run on a GPU).
+inline constexpr const char* kTuningKnobs[9] = {"PODCHECK_CUDA_PREFILL_CTAS", "PODCHECK_CUDA_PREFILL_CHUNK",
                                                 "PODCHECK_CUDA_DECODE_CHUNK", "PODCHECK_CUDA_CTAS_PER_SM",
                                                 "PODCHECK_CUDA_WS",           "PODCHECK_CUDA_PREFILL_SMS",
-                                                "PODCHECK_CUDA_FP8_WIDE",     "PODCHECK_CUDA_GDEC"};
+                                                "PODCHECK_CUDA_FP8_WIDE",     "PODCHECK_CUDA_GDEC",
+                                                "PODCHECK_CUDA_WS_ROLE"};
 struct PlanTuning {
   int prefill_ctas_per_sm = -1;  // -1: proportional to each side's work; else 0 .. ctas_per_sm
   int chunk_tokens[2] = {-1, -1};  // per side: -1 the planner's choice (or kv_chunk_tokens); 0 no split; > 0 tokens
@@ -165,6 +169,14 @@ bool group_decode_default_page(int page_size);
 // decode.items, the head-4j item's order), each with the same KV range. Empty, with *why_not set, when the items do
 // not all come in such groups.
 std::vector<std::array<int, kGroupDecodeHeads>> group_decode_groups(const SidePlan& decode, std::string* why_not);
+
+// (split SMs, PODCHECK_CUDA_WS_ROLE=1) whether the CTA on SM `sm` of 0 .. sms - 1 takes the prefill role: `prefill`
+// of the sms SMs, spread evenly over the SM ids instead of the first `prefill` CTAs by index. The block scheduler puts
+// CTA pairs on the two SMs of a TPC, going round the GPCs (contiguous id ranges), so where the first CTAs land, and
+// with them how many decode SMs share each GPC's path to L2, can change from process to process (notebook step 27).
+constexpr bool ws_prefill_sm(int sm, int sms, int prefill) {
+  return (long long)(sm + 1) * prefill / sms > (long long)sm * prefill / sms;
+}
 
 // Splits of a decode-only launch whose `items` unsplit items are fewer than the `target` resident CTAs (v3.7): a
 // decode item streams its KV at its CTA's latency-bound rate, so a part-filled last wave costs nearly a whole one.

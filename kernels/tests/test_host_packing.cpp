@@ -669,6 +669,29 @@ TEST_CASE("the group decode is the default at the page sizes measured faster tha
   }
 }
 
+TEST_CASE("the split form's prefill SMs by SM id: exactly the planned count, spread evenly over the ids",
+          "[kernels][host]") {
+  for (int sms : {1, 2, 7, 16, 78, 108, 114, 132, 144}) {
+    for (int prefill = 0; prefill <= sms; ++prefill) {
+      INFO(sms << " SMs, " << prefill << " prefill");
+      int n = 0;
+      for (int sm = 0; sm < sms; ++sm) n += ws_prefill_sm(sm, sms, prefill);
+      CHECK(n == prefill);
+      // every run of w consecutive ids (a GPC is one such run) holds its share of prefill SMs, rounded either way
+      for (int w : {8, 16, 18}) {
+        if (w > sms) continue;
+        for (int first = 0; first + w <= sms; ++first) {
+          int k = 0;
+          for (int sm = first; sm < first + w; ++sm) k += ws_prefill_sm(sm, sms, prefill);
+          const double share = double(w) * prefill / sms;
+          CHECK(k >= int(std::floor(share)));
+          CHECK(k <= int(std::ceil(share)));
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("plan tuning: a per-side chunk splits only that side, the role split override is clamped", "[kernels][host]") {
   CaseSpec s;
   s.heads = 8;

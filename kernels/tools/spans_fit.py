@@ -5,9 +5,13 @@ item_us = a + b * tiles, tiles = ceil(kv_visible / TK): a is what an item costs 
 tile's unoverlapped softmax, the last P V, the epilogue), b the steady cost of one tile. Also: how busy the CTAs were
 with that side's items, and median item times by tile count.
 
-  spans_fit.py FILE [--tk 64]     (TK: the KV tokens per tile of the kernel that ran; pod_ws_kernel: PODCHECK_WS_TK)
-  spans_fit.py --self-test        (recovers a known line from synthetic spans; exit 1 if not)
-Notebook: docs/KERNEL.md step 26."""
+With --by-sm, also each side's time per tile by SM (the `sm` column: the SM its CTA ran on), and the SMs whose items
+took over --slow (1.25) times the median SM's per tile: whether a slow launch is slow on a fixed set of SMs.
+
+  spans_fit.py FILE [--tk 64] [--by-sm [--slow 1.25]]
+                                  (TK: the KV tokens per tile of the kernel that ran; pod_ws_kernel: PODCHECK_WS_TK)
+  spans_fit.py --self-test        (recovers a known line, and a known set of slow SMs, from synthetic spans; exit 1 if not)
+Notebook: docs/KERNEL.md steps 26 and 27."""
 import argparse, collections, csv, io, math, sys
 
 MODES = {0: "fused", 1: "prefill alone", 2: "decode alone"}
@@ -42,6 +46,34 @@ def fit(rows, tk):
     return out
 
 
+def by_sm(rows, tk, slow):
+    """Per mode and side: each SM's us per tile over its items, the median SM, and the SMs over slow x the median."""
+    out = []
+    groups = collections.defaultdict(lambda: collections.defaultdict(lambda: [0.0, 0, 0]))
+    for r in rows:
+        if int(r["item"]) < 0 or int(r["kv_visible"]) < 0:
+            continue
+        acc = groups[(int(r["mode"]), int(r["side"]))][int(r["sm"])]
+        acc[0] += float(r["dur_us"])
+        acc[1] += max(1, math.ceil(int(r["kv_visible"]) / tk))
+        acc[2] += 1
+    for (mode, side), sms in sorted(groups.items()):
+        per = {sm: us / tiles for sm, (us, tiles, _) in sms.items()}
+        ordered = sorted(per.values())
+        med = ordered[len(ordered) // 2]
+        out.append(dict(mode=mode, side=side, sms=len(per), median=med, per=per,
+                        slow=sorted(sm for sm, v in per.items() if v > slow * med)))
+    return out
+
+
+def describe_sm(g, slow):
+    side = "prefill" if g["side"] == 0 else "decode"
+    worst = max(g["per"].values())
+    ids = " ".join(str(sm) for sm in g["slow"]) or "none"
+    return (f"{MODES.get(g['mode'], g['mode'])}, {side}, by SM: {g['sms']} SMs, median {g['median']:.3f} us per tile, "
+            f"slowest {worst / g['median']:.2f}x; over {slow:.2f}x the median: {len(g['slow'])} SMs: {ids}")
+
+
 def describe(f):
     side = "prefill" if f["side"] == 0 else "decode"
     picks = "  ".join(f"{k}: {v:.1f}" for k, v in sorted(f["medians"].items()) if k in (1, 2, 4, 8, 16, 32, 64, 128))
@@ -67,13 +99,26 @@ def self_test():
     fits = fit(read(io.StringIO(buf.getvalue())), tk)
     ok = len(fits) == 1 and abs(fits[0]["a"] - a) < 1e-6 and abs(fits[0]["b"] - b) < 1e-6 and fits[0]["tiles_max"] == 32
     print(("self-test passed: " if ok else "self-test FAILED: ") + (describe(fits[0]) if fits else "no fit"))
-    return 0 if ok else 1
+    # by SM: decode items of one tile each on SMs 0-9, SMs 3 and 7 at twice the time per tile, SM 5 at 1.2 times
+    buf = io.StringIO()
+    buf.write("mode,side,item,cta,sm,role,warpgroups,t0_us,dur_us,kv_begin,kv_end,kv_visible,row_begin,nchunks\n")
+    for sm in range(10):
+        for i in range(4):
+            us = 10.0 * (2.0 if sm in (3, 7) else 1.2 if sm == 5 else 1.0) * (i + 1)
+            buf.write(f"0,1,{4 * sm + i},{sm},{sm},1,1,0.000,{us:.3f},0,{64 * (i + 1)},{64 * (i + 1)},0,1\n")
+    groups = by_sm(read(io.StringIO(buf.getvalue())), tk, 1.25)
+    ok_sm = len(groups) == 1 and groups[0]["slow"] == [3, 7] and abs(groups[0]["median"] - 10.0) < 1e-9
+    print(("self-test by SM passed: " if ok_sm else "self-test by SM FAILED: ") +
+          (describe_sm(groups[0], 1.25) if groups else "no group"))
+    return 0 if ok and ok_sm else 1
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("file", nargs="?")
     ap.add_argument("--tk", type=int, default=64)
+    ap.add_argument("--by-sm", action="store_true")
+    ap.add_argument("--slow", type=float, default=1.25)
     ap.add_argument("--self-test", action="store_true")
     o = ap.parse_args()
     if o.self_test:
@@ -92,6 +137,9 @@ def main():
         return 2
     for f in fits:
         print(describe(f))
+    if o.by_sm:
+        for g in by_sm(rows, o.tk, o.slow):
+            print(describe_sm(g, o.slow))
     return 0
 
 
