@@ -216,33 +216,31 @@ template <> struct Wgmma<__half, 256> {
 // like K) x B (descriptor): the form that leaves Q in shared memory instead of 32 registers per thread, which 128-key
 // tiles need (pod_ws_kernel with PODCHECK_WS_QSMEM). Checked alone by the probe (qk_ss in kernels/tests/wgmma_probe.cu).
 template <class T, int N> struct WgmmaSS;
-#define PODCHECK_WGMMA_SS_N64(T, TY) \
-  template <> struct WgmmaSS<T, 64> { \
-    template <int TNSP_B> \
+// The accumulator operands of m64nNk16 (N / 2 registers per thread) and the numbers of the operands after them.
+#define PODCHECK_WGMMA_D64 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define PODCHECK_WGMMA_D64_OUT "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+#define PODCHECK_WGMMA_D128 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define PODCHECK_WGMMA_D128_OUT "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+#define PODCHECK_WGMMA_SS(N, T, TY, DREGS, DOUT, A, B, ACC, TNSP)                                                 \
+  template <> struct WgmmaSS<T, N> {                                                                               \
+    template <int TNSP_B>                                                                                          \
     static __device__ __forceinline__ void run(float* d, std::uint64_t desc_a, std::uint64_t desc_b, int accumulate) { \
-      asm volatile( \
-          "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" \
-          "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, %35;\n}\n" \
-          : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]) \
-          : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TNSP_B)); \
-    } \
+      asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " ACC ", 0;\n"                                                \
+                   "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TY "." TY " {" DREGS "}, " A ", " B          \
+                   ", p, 1, 1, 0, " TNSP ";\n}\n"                                                                   \
+                   : DOUT                                                                                          \
+                   : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TNSP_B));                                      \
+    }                                                                                                              \
   };
-PODCHECK_WGMMA_SS_N64(__nv_bfloat16, "bf16")
-PODCHECK_WGMMA_SS_N64(__half, "f16")
-#undef PODCHECK_WGMMA_SS_N64
-#define PODCHECK_WGMMA_SS_N128(T, TY) \
-  template <> struct WgmmaSS<T, 128> { \
-    template <int TNSP_B> \
-    static __device__ __forceinline__ void run(float* d, std::uint64_t desc_a, std::uint64_t desc_b, int accumulate) { \
-      asm volatile( \
-          "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" \
-          "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, %67;\n}\n" \
-          : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]) \
-          : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TNSP_B)); \
-    } \
-  };
-PODCHECK_WGMMA_SS_N128(__nv_bfloat16, "bf16")
-PODCHECK_WGMMA_SS_N128(__half, "f16")
-#undef PODCHECK_WGMMA_SS_N128
+PODCHECK_WGMMA_SS(64, __nv_bfloat16, "bf16", PODCHECK_WGMMA_D64, PODCHECK_WGMMA_D64_OUT, "%32", "%33", "%34", "%35")
+PODCHECK_WGMMA_SS(64, __half, "f16", PODCHECK_WGMMA_D64, PODCHECK_WGMMA_D64_OUT, "%32", "%33", "%34", "%35")
+PODCHECK_WGMMA_SS(128, __nv_bfloat16, "bf16", PODCHECK_WGMMA_D128, PODCHECK_WGMMA_D128_OUT, "%64", "%65", "%66",
+                  "%67")
+PODCHECK_WGMMA_SS(128, __half, "f16", PODCHECK_WGMMA_D128, PODCHECK_WGMMA_D128_OUT, "%64", "%65", "%66", "%67")
+#undef PODCHECK_WGMMA_SS
+#undef PODCHECK_WGMMA_D64
+#undef PODCHECK_WGMMA_D64_OUT
+#undef PODCHECK_WGMMA_D128
+#undef PODCHECK_WGMMA_D128_OUT
 
 }  // namespace podcheck::kernels::sm90
