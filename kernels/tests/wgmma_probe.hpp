@@ -1,7 +1,7 @@
 // GPU probe of the wgmma building blocks (kernels/pod/wgmma_sm90.cuh), built for sm_90a only
 // (kernels/tests/wgmma_probe.cu): S = Q K^T and O = P V on one warpgroup, with the operand layouts the sm_90a
-// prefill path uses (the descriptors of desc_k_major / desc_mn_major), and S with Q from shared memory (WgmmaSS, not
-// yet used by the kernel), against exact host products.
+// prefill path uses (the descriptors of desc_k_major / desc_mn_major), and S with Q from shared memory (WgmmaSS, what
+// pod_ws_kernel uses under PODCHECK_WS_QSMEM), against exact host products.
 #pragma once
 
 #include <string>
