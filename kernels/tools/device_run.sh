@@ -4,8 +4,9 @@
 # steps: tests | sanitize | run-quick | run-default | run-full (traces by id, then replay) | golden | bench
 #        faulty (traces of the two broken test ports: a crashed launch, a guard overwrite) | captures (real
 #        FlashInfer API-logging dumps; carry traces/captures/.flashinfer)
-#        check-quick | check-default | check-full | port | profiles | ncu | wgmma | sweep | gather   (default: tests)
+#        check-quick | check-default | check-full | port | profiles | ncu | wgmma | sweep | gather | loop   (default: tests)
 # gather: podcheck_gather_bench (kernels/bench/gather_bench.cu) with GATHER_ARGS, $OUT/gather.log
+# loop: podcheck_loop_bench (kernels/bench/loop_bench.cu, the prefill's inner loop alone) with LOOP_ARGS, $OUT/loop.log
 # sweep: SWEEP="default;PODCHECK_CUDA_PREFILL_CTAS=0;PODCHECK_CUDA_DECODE_CHUNK=512" times each setting of the
 # kernel's experiment knobs on SWEEP_MIXES (default "A B C"), one bench call each ($OUT/sweep_N.log)
 # port: build libpodcheck_flashinfer.so (kernels/ports/flashinfer, docs/PORTS.md) from FLASHINFER_DIR (default
@@ -60,12 +61,14 @@ else
   case " $STEPS " in *run-*|*check-*|*bench*|*sweep*|*golden*|*sanitize*|*profiles*|*faulty*|*ncu*) TARGETS="$TARGETS podcheck";; esac
   case " $STEPS " in *faulty*) TARGETS="$TARGETS podcheck_faulty_crash podcheck_faulty_guard";; esac
   case " $STEPS " in *gather*) TARGETS="$TARGETS podcheck_gather_bench";; esac
+  case " $STEPS " in *loop*) TARGETS="$TARGETS podcheck_loop_bench";; esac
   TARGETS=${BUILD_TARGETS:-$TARGETS}  # e.g. "podcheck podcheck_gpu": no kernels_tests when no step runs them
   log "build $TARGETS"
   cmake --build $B -j16 --target $TARGETS > "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" "$OUT/build.log" | head -40; exit 1; }
   PODCHECK=$B/cli/podcheck; KTESTS=$B/kernels/kernels_tests; FAULTY_DIR=$B/kernels
 fi
 GATHER=${PREBUILT:-$B/kernels}/podcheck_gather_bench
+LOOPB=${PREBUILT:-$B/kernels}/podcheck_loop_bench
 KSEL="--kernel podcheck-cuda"
 [ -n "${KERNEL_LIB:-}" ] && KSEL="--kernel-lib $KERNEL_LIB"
 for s in $STEPS; do
@@ -81,6 +84,10 @@ for s in $STEPS; do
       log "podcheck_gather_bench ${GATHER_ARGS:-}"
       timeout ${GATHER_TIMEOUT:-240} $GATHER ${GATHER_ARGS:-} > "$OUT/gather.log" 2>&1; echo "gather rc=$?" | tee -a "$OUT/summary.txt"
       cat "$OUT/gather.log";;
+    loop)
+      log "podcheck_loop_bench ${LOOP_ARGS:-}"
+      timeout ${LOOP_TIMEOUT:-240} $LOOPB ${LOOP_ARGS:-} > "$OUT/loop.log" 2>&1; echo "loop rc=$?" | tee -a "$OUT/summary.txt"
+      cat "$OUT/loop.log";;
     wgmma)
       # the sm_90a building blocks (kernels/tests/test_wgmma.cpp), in a process of their own
       log "kernels_tests [.wgmma]"

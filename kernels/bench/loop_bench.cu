@@ -1,0 +1,505 @@
+// podcheck_loop_bench: the warp-specialised prefill's inner loop (pod_ws_kernel's consumer warpgroups,
+// kernels/pod/pod_attention.cu) alone, on K / V stages that are already in shared memory: no copies, no page
+// table, no items, no epilogue. Mix A's prefill alone runs that loop at about 38 % of the tensor core's peak
+// (docs/KERNEL.md, steps 26-27); this measures what the loop itself can reach, and which of its parts cost what,
+// by taking parts away (notebook step 28).
+//
+// One CTA of 384 threads per SM (its shared memory allows no second); all fill the stages, then warpgroup 0 (and
+// warpgroup 2 when NC = 1) leaves with its registers given back as the kernel's producer does, and NC consumer
+// warpgroups of 64 query rows each (NC = 2 in the kernel) run T tiles of TK keys over a ring of stages that hold
+// 256 distinct keys (4 stages of 64, or 2 of 128), each tile as in the kernel's default order: S = Q K^T of tile
+// k and O += P V of tile k - 1 issued as two commit groups, the wait for S, the tile's work on S, the wait for the
+// P V. The tile's work on S, by mode:
+//   tensor   none, and P fixed: the products alone with no dependency between them (two iterations in flight),
+//            the rate the instruction shapes reach on their own
+//   mma      P = S rounded to bf16 (the dependency S -> P -> P V, no exponentials)
+//   exp      P = 2^(S c - 8) rounded, row sums as fp32 adds (the exponentials, no row maximum, no rescale)
+//   softmax  the kernel's own tile: softmax_tile (row maxima, shuffles, exponentials, P), the row sums of the
+//            rounded P on mma.sync, O rescaled when a maximum moved (kernels/pod/tile_softmax.cuh, shared code)
+// and by the S = Q K^T form: Q fragments in registers (rs, the kernel's default) or Q read from shared memory by
+// the instruction (ss, PODCHECK_WS_QSMEM); by TK (64: the kernel's default; 128) and NC (1 or 2 consumers).
+//
+// Checked: exp and softmax end with O / d for every row, which must equal attention over the 256 distinct keys
+// (each appears T / stages times, which leaves the normalised output unchanged), computed on the host in double
+// from the same bf16 inputs; a variant over 4e-3 (P's rounding to bf16 is worth about 1e-3 here) is reported and
+// the run exits 1. tensor and mma compute no attention and are timed only.
+//
+// Ratios, printed per variant: TFLOP/s (QK^T and PV, 4 x 64 x TK x D per tile and consumer) against a cuBLAS bf16
+// GEMM (8192^3) of the same run, and the cycles per tile (clock64 around each consumer's loop, median over the
+// CTAs) against the tensor core's 2,048 bf16 multiply-adds per cycle and SM; the clock those cycles ran at.
+//   podcheck_loop_bench [--tiles T] [--reps N] [--variants softmax-rs-64-2,...]
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/pod/mma_sm80.cuh"
+#include "kernels/pod/tile_softmax.cuh"
+#include "kernels/pod/wgmma_sm90.cuh"
+
+namespace {
+
+using namespace podcheck::kernels;
+using namespace podcheck::kernels::sm90;
+using sm80::ldsm_x4;
+using sm80::smem_u32;
+using QT = __nv_bfloat16;
+
+constexpr int kD = 128;        // head_dim
+constexpr int kKeys = 256;     // distinct keys in the stages
+constexpr int kMaxRows = 128;  // two consumers' rows
+enum Mode { kTensor = 0, kMma = 1, kExp = 2, kSoftmax = 3 };
+const char* const kModeName[] = {"tensor", "mma", "exp", "softmax"};
+
+#define CHECK_CUDA(x)                                                                                           \
+  do {                                                                                                          \
+    cudaError_t e_ = (x);                                                                                       \
+    if (e_ != cudaSuccess) {                                                                                    \
+      std::fprintf(stderr, "podcheck_loop_bench: %s: %s (%s:%d)\n", #x, cudaGetErrorString(e_), __FILE__,     \
+                   __LINE__);                                                                                   \
+      std::exit(2);                                                                                             \
+    }                                                                                                           \
+  } while (0)
+
+// Shared memory: the stages ([TK][64] swizzled blocks of K, then of V, as the kernel's), Q padded for ldmatrix
+// (rs) and Q in swizzled [128][64] blocks (ss).
+template <int TK> struct Layout {
+  static constexpr int NS = kKeys / TK;
+  static constexpr int kv_block = (kD / 64) * TK * 128;
+  static constexpr int stage = 2 * kv_block;
+  static constexpr int q_pad = NS * stage;
+  static constexpr int q_swz = (q_pad + kMaxRows * (kD + 8) * 2 + 1023) / 1024 * 1024;
+  static constexpr int q_block = kMaxRows * 128;
+  static constexpr int bytes = q_swz + (kD / 64) * q_block + 1024;  // + the alignment slack
+};
+
+struct Params {
+  const QT* q;  // [128][D]
+  const QT* k;  // [256][D]
+  const QT* v;  // [256][D]
+  float* o;     // [128][D]: O / d of CTA 0
+  long long* cycles;  // [grid][NC]
+  int tiles;
+  float c;  // sm_scale * log2(e)
+  pod_side side;
+  FastDiv gd;
+};
+
+__device__ __forceinline__ unsigned char* aligned_smem(uint4* raw) {
+  const std::uint32_t a = smem_u32(raw);
+  return reinterpret_cast<unsigned char*>(raw) + ((1024u - (a & 1023u)) & 1023u);
+}
+
+template <int TK, int MODE, bool SS, int NC>
+__global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Params P) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using L = Layout<TK>;
+  extern __shared__ uint4 smem_raw[];
+  unsigned char* smem = aligned_smem(smem_raw);
+  const std::uint32_t sbase = smem_u32(smem);
+  const int tid = threadIdx.x, wg = tid >> 7, wtid = tid & 127;
+  // every thread fills: K and V into the stages, Q both ways
+  for (int i = tid; i < kKeys * (kD / 8); i += blockDim.x) {
+    const int key = i / (kD / 8), ch = i % (kD / 8);  // 16-byte chunk ch of row key
+    const int st = key / TK, row = key % TK;
+    const std::uint32_t off = (ch / 8) * TK * 128 + swz128(row, ch % 8);
+    *reinterpret_cast<uint4*>(smem + st * L::stage + off) = reinterpret_cast<const uint4*>(P.k)[i];
+    *reinterpret_cast<uint4*>(smem + st * L::stage + L::kv_block + off) = reinterpret_cast<const uint4*>(P.v)[i];
+  }
+  for (int i = tid; i < kMaxRows * (kD / 8); i += blockDim.x) {
+    const int row = i / (kD / 8), ch = i % (kD / 8);
+    const uint4 x = reinterpret_cast<const uint4*>(P.q)[i];
+    *reinterpret_cast<uint4*>(smem + L::q_pad + row * (kD + 8) * 2 + ch * 16) = x;
+    *reinterpret_cast<uint4*>(smem + L::q_swz + (ch / 8) * L::q_block + swz128(row, ch % 8)) = x;
+  }
+  fence_async_smem();
+  __syncthreads();
+  if (wg == 0 || wg > NC) {  // as the kernel's producer, which gives its registers to the consumers
+    setmaxnreg_dec<56>();
+    return;
+  }
+  setmaxnreg_inc<224>();  // the kernel's consumers' budget (128 x 56 + 256 x 224 registers)
+  const int cw = wg - 1, warp = wtid >> 5, lane = tid & 31, tq = lane & 3;
+  const QT* Qs = reinterpret_cast<const QT*>(smem + L::q_pad);
+  std::uint32_t qf[SS ? 1 : kD / 16][4];
+  if constexpr (!SS) {
+#pragma unroll
+    for (int kk = 0; kk < kD / 16; ++kk)
+      ldsm_x4(qf[kk], Qs + (cw * 64 + warp * 16 + (lane & 15)) * (kD + 8) + kk * 16 + (lane >> 4) * 8);
+  }
+  RowMask M;  // no mask: every tile takes softmax_exp's raw path, as the kernel's unmasked tiles do
+  M.S = &P.side;
+  M.r = 0;
+  M.packed = kMaxRows;
+  M.qo_len = kMaxRows;
+  M.L = 1 << 30;
+  M.kv_hi = 1 << 30;
+  M.scale_log2 = P.c;
+  M.X = nullptr;
+  M.kv_head = 0;
+  M.g = 1;
+  M.set_rows(cw * 64 + warp * 16, P.gd);
+
+  float o[kD / 8][4];
+#pragma unroll
+  for (int n = 0; n < kD / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
+  float m[2] = {-INFINITY, -INFINITY}, d[4] = {0.f, 0.f, 0.f, 0.f};
+  std::uint32_t pp[TK / 16][4];  // P of tile k - 1
+#pragma unroll
+  for (int kk = 0; kk < TK / 16; ++kk) pp[kk][0] = pp[kk][1] = pp[kk][2] = pp[kk][3] = 0x3C003C00u;  // bf16 0.0078
+  auto issue_qk = [&](float (&sc)[TK / 8][4], int st) {
+    const std::uint32_t ka = sbase + st * L::stage;
+    const std::uint32_t qa = sbase + L::q_swz + cw * 64 * 128;
+#pragma unroll
+    for (int kk = 0; kk < kD / 16; ++kk) {
+      const std::uint64_t kd = desc_k_major(ka + (kk / 4) * TK * 128 + (kk % 4) * 32);
+      if constexpr (SS)
+        WgmmaSS<QT, TK>::template run<0>(&sc[0][0], desc_k_major(qa + (kk / 4) * L::q_block + (kk % 4) * 32), kd,
+                                         kk > 0);
+      else
+        Wgmma<QT, TK>::template run<0>(&sc[0][0], qf[kk], kd, kk > 0);
+    }
+    wg_commit();
+  };
+  auto issue_pv = [&](int st) {
+    const std::uint32_t va = sbase + st * L::stage + L::kv_block;
+#pragma unroll
+    for (int kk = 0; kk < TK / 16; ++kk)
+      Wgmma<QT, kD>::template run<1>(&o[0][0], pp[kk], desc_mn_major(va + kk * 16 * 128, TK * 128), 1);
+    wg_commit();
+  };
+
+  const long long t0 = clock64();
+  if constexpr (MODE == kTensor) {
+    float sc[TK / 8][4];
+#pragma unroll
+    for (int n = 0; n < TK / 8; ++n) sc[n][0] = sc[n][1] = sc[n][2] = sc[n][3] = 0.f;
+    wg_pin<TK / 2>(&sc[0][0]);
+    wg_pin<kD / 2>(&o[0][0]);
+    wg_fence();
+    for (int k = 0; k < P.tiles; ++k) {
+      const int st = k % L::NS;
+      issue_qk(sc, st);
+      issue_pv(st);
+      wg_wait<2>();  // the previous iteration's two groups: two iterations in flight
+    }
+    wg_wait<0>();
+    wg_pin<TK / 2>(&sc[0][0]);
+    wg_pin<kD / 2>(&o[0][0]);
+    wg_keep<TK / 4>(&pp[0][0]);
+    if (sc[0][0] == 12345.f) o[0][0] += 1.f;  // keeps S live
+  } else {
+    // the tile's work on its S (sc, tile k) into P (pa); the row sums of tile k - 1's P (pp) where the mode has them
+    auto work = [&](float (&sc)[TK / 8][4], int k, std::uint32_t (&pa)[TK / 16][4], float (&alpha)[2]) -> bool {
+      if constexpr (MODE == kSoftmax) {
+        const bool moved = softmax_tile<TK, QT, false>(sc, k * TK, M, m, alpha, pa, lane);
+        if (k > 0) row_sums<TK, QT>(d, pp);
+        return moved;
+      } else if constexpr (MODE == kExp) {
+#pragma unroll
+        for (int n = 0; n < TK / 8; ++n)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            sc[n][e] = ex2(fmaf(sc[n][e], P.c, -8.f));
+            d[(e >> 1) * 2] += sc[n][e];
+          }
+      }
+      pack_p<TK, QT>(sc, pa);
+      return false;
+    };
+    auto zero_s = [&](float (&sc)[TK / 8][4]) {
+#pragma unroll
+      for (int n = 0; n < TK / 8; ++n) sc[n][0] = sc[n][1] = sc[n][2] = sc[n][3] = 0.f;
+      wg_pin<TK / 2>(&sc[0][0]);
+    };
+    {  // tile 0 peeled, as in the kernel: a wgmma or a wait under a condition serialises every wgmma (ptxas C7514)
+      float sc[TK / 8][4], alpha[2];
+      zero_s(sc);
+      wg_fence();
+      issue_qk(sc, 0);
+      wg_wait<0>();
+      wg_pin<TK / 2>(&sc[0][0]);
+      std::uint32_t pa[TK / 16][4];
+      if (work(sc, 0, pa, alpha)) rescale<kD>(o, d, alpha);
+#pragma unroll
+      for (int kk = 0; kk < TK / 16; ++kk)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) pp[kk][e] = pa[kk][e];
+    }
+    int st_prev = 0;
+    for (int k = 1; k < P.tiles; ++k) {
+      const int st = k % L::NS;
+      float sc[TK / 8][4], alpha[2];
+      zero_s(sc);
+      wg_pin<kD / 2>(&o[0][0]);
+      wg_fence();
+      issue_qk(sc, st);
+      issue_pv(st_prev);
+      wg_wait<1>();
+      wg_pin<TK / 2>(&sc[0][0]);
+      std::uint32_t pa[TK / 16][4];
+      const bool moved = work(sc, k, pa, alpha);
+      wg_wait<0>();
+      wg_pin<kD / 2>(&o[0][0]);
+      wg_keep<TK / 4>(&pp[0][0]);
+      if (moved) rescale<kD>(o, d, alpha);
+#pragma unroll
+      for (int kk = 0; kk < TK / 16; ++kk)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) pp[kk][e] = pa[kk][e];
+      st_prev = st;
+    }
+    wg_pin<kD / 2>(&o[0][0]);
+    wg_fence();
+    issue_pv(st_prev);
+    if constexpr (MODE == kSoftmax) row_sums<TK, QT>(d, pp);
+    wg_wait<0>();
+    wg_pin<kD / 2>(&o[0][0]);
+    wg_keep<TK / 4>(&pp[0][0]);
+    if constexpr (MODE == kExp) quad_row_sums(d);
+  }
+  const long long t1 = clock64();
+  if (wtid == 0) P.cycles[blockIdx.x * NC + cw] = t1 - t0;
+  if (blockIdx.x == 0) {  // O / d of this thread's rows (gq, gq + 8)
+    const int r0 = cw * 64 + warp * 16 + (lane >> 2);
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr) {
+      const float inv = 1.f / d[2 * hr];
+#pragma unroll
+      for (int n = 0; n < kD / 8; ++n) {
+        P.o[(r0 + 8 * hr) * kD + n * 8 + 2 * tq] = o[n][2 * hr] * inv;
+        P.o[(r0 + 8 * hr) * kD + n * 8 + 2 * tq + 1] = o[n][2 * hr + 1] * inv;
+      }
+    }
+  }
+#endif
+}
+
+struct Variant {
+  std::string name;
+  int mode, tk, nc;
+  bool ss;
+  const void* fn;
+  int smem;
+};
+
+template <int TK, int MODE, bool SS, int NC> Variant make() {
+  std::string n = std::string(kModeName[MODE]) + (SS ? "-ss-" : "-rs-") + std::to_string(TK) + "-" + std::to_string(NC);
+  return Variant{n, MODE, TK, NC, SS, reinterpret_cast<const void*>(&loop_kernel<TK, MODE, SS, NC>),
+                 Layout<TK>::bytes};
+}
+
+std::vector<Variant> all_variants() {
+  return {
+      make<64, kTensor, false, 2>(),  make<64, kMma, false, 2>(),     make<64, kExp, false, 2>(),
+      make<64, kSoftmax, false, 2>(), make<64, kSoftmax, false, 1>(), make<64, kSoftmax, true, 2>(),
+      make<64, kTensor, true, 2>(),   make<128, kTensor, false, 2>(), make<128, kTensor, true, 2>(),
+      make<128, kMma, true, 2>(),     make<128, kSoftmax, true, 2>(),
+  };
+}
+
+float bf16_round(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
+
+double gemm_tflops() {  // cuBLAS bf16 GEMM 8192^3, fp32 accumulate: the same run's ceiling
+  const int n = 8192;
+  QT *a, *b, *c;
+  CHECK_CUDA(cudaMalloc(&a, sizeof(QT) * n * n));
+  CHECK_CUDA(cudaMalloc(&b, sizeof(QT) * n * n));
+  CHECK_CUDA(cudaMalloc(&c, sizeof(QT) * n * n));
+  CHECK_CUDA(cudaMemset(a, 0x3c, sizeof(QT) * n * n));  // bf16 0.0115: finite products
+  CHECK_CUDA(cudaMemset(b, 0x3c, sizeof(QT) * n * n));
+  cublasHandle_t h;
+  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
+    std::fprintf(stderr, "podcheck_loop_bench: cublasCreate failed\n");
+    std::exit(2);
+  }
+  const float alpha = 1.f, beta = 0.f;
+  cudaEvent_t e0, e1;
+  CHECK_CUDA(cudaEventCreate(&e0));
+  CHECK_CUDA(cudaEventCreate(&e1));
+  float best = 1e30f;
+  for (int rep = 0; rep < 6; ++rep) {
+    CHECK_CUDA(cudaEventRecord(e0));
+    const cublasStatus_t st = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a, CUDA_R_16BF, n, b,
+                                           CUDA_R_16BF, n, &beta, c, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F,
+                                           CUBLAS_GEMM_DEFAULT);
+    if (st != CUBLAS_STATUS_SUCCESS) {
+      std::fprintf(stderr, "podcheck_loop_bench: cublasGemmEx: %s\n", cublasGetStatusString(st));
+      std::exit(2);
+    }
+    CHECK_CUDA(cudaEventRecord(e1));
+    CHECK_CUDA(cudaEventSynchronize(e1));
+    float ms;
+    CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+    if (rep > 0) best = std::min(best, ms);
+  }
+  cublasDestroy(h);
+  CHECK_CUDA(cudaFree(a));
+  CHECK_CUDA(cudaFree(b));
+  CHECK_CUDA(cudaFree(c));
+  CHECK_CUDA(cudaEventDestroy(e0));
+  CHECK_CUDA(cudaEventDestroy(e1));
+  return 2.0 * n * double(n) * n / (best * 1e-3) / 1e12;
+}
+
+int usage(const char* msg) {
+  std::fprintf(stderr, "podcheck_loop_bench: %s\nusage: podcheck_loop_bench [--tiles T] [--reps N] [--variants a,b,...]\n",
+               msg);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int tiles = 2048, reps = 10;
+  std::vector<std::string> want;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (i + 1 >= argc) return usage(("missing value after " + a).c_str());
+    const std::string v = argv[++i];
+    if (a == "--tiles") {
+      tiles = std::atoi(v.c_str());
+      if (tiles < 4 || tiles % 4 != 0) return usage("--tiles: a multiple of 4, at least 4");
+    } else if (a == "--reps") {
+      reps = std::atoi(v.c_str());
+      if (reps < 1) return usage("--reps: at least 1");
+    } else if (a == "--variants") {
+      for (std::size_t p = 0; p <= v.size();) {
+        const std::size_t q = std::min(v.find(',', p), v.size());
+        want.push_back(v.substr(p, q - p));
+        p = q + 1;
+      }
+    } else {
+      return usage(("unknown option " + a).c_str());
+    }
+  }
+  std::vector<Variant> vars;
+  for (const Variant& x : all_variants())
+    if (want.empty() || std::find(want.begin(), want.end(), x.name) != want.end()) vars.push_back(x);
+  for (const std::string& w : want) {
+    bool known = false;
+    for (const Variant& x : all_variants()) known |= x.name == w;
+    if (!known) return usage(("unknown variant " + w).c_str());
+  }
+
+  cudaDeviceProp prop;
+  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  if (prop.major != 9) {
+    std::fprintf(stderr, "podcheck_loop_bench: needs an sm_90 device (wgmma); this is %s (sm_%d%d)\n", prop.name,
+                 prop.major, prop.minor);
+    return 2;
+  }
+  const int sms = prop.multiProcessorCount;
+
+  // inputs: Q in [-3, 3] (a peaked softmax), K and V in [-1, 1], bf16, fixed seed
+  std::mt19937 rng(20261206);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<QT> hq(kMaxRows * kD), hk(kKeys * kD), hv(kKeys * kD);
+  std::vector<float> fq(hq.size()), fk(hk.size()), fv(hv.size());
+  for (std::size_t i = 0; i < hq.size(); ++i) fq[i] = bf16_round(3.f * u(rng)), hq[i] = __float2bfloat16_rn(fq[i]);
+  for (std::size_t i = 0; i < hk.size(); ++i) fk[i] = bf16_round(u(rng)), hk[i] = __float2bfloat16_rn(fk[i]);
+  for (std::size_t i = 0; i < hv.size(); ++i) fv[i] = bf16_round(u(rng)), hv[i] = __float2bfloat16_rn(fv[i]);
+  const double sm_scale = 1.0 / std::sqrt(double(kD));
+  std::vector<double> ref(kMaxRows * kD);  // attention over the 256 keys, double
+  for (int r = 0; r < kMaxRows; ++r) {
+    std::vector<double> s(kKeys);
+    double mx = -1e300, den = 0;
+    for (int j = 0; j < kKeys; ++j) {
+      double x = 0;
+      for (int c = 0; c < kD; ++c) x += double(fq[r * kD + c]) * fk[j * kD + c];
+      s[j] = x * sm_scale;
+      mx = std::max(mx, s[j]);
+    }
+    for (int j = 0; j < kKeys; ++j) den += (s[j] = std::exp(s[j] - mx));
+    for (int c = 0; c < kD; ++c) {
+      double acc = 0;
+      for (int j = 0; j < kKeys; ++j) acc += s[j] * fv[j * kD + c];
+      ref[r * kD + c] = acc / den;
+    }
+  }
+
+  Params P{};
+  QT *dq, *dk, *dv;
+  CHECK_CUDA(cudaMalloc(&dq, sizeof(QT) * hq.size()));
+  CHECK_CUDA(cudaMalloc(&dk, sizeof(QT) * hk.size()));
+  CHECK_CUDA(cudaMalloc(&dv, sizeof(QT) * hv.size()));
+  CHECK_CUDA(cudaMemcpy(dq, hq.data(), sizeof(QT) * hq.size(), cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(dk, hk.data(), sizeof(QT) * hk.size(), cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(dv, hv.data(), sizeof(QT) * hv.size(), cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMalloc(&P.o, sizeof(float) * kMaxRows * kD));
+  CHECK_CUDA(cudaMalloc(&P.cycles, sizeof(long long) * sms * 2));
+  P.q = dq;
+  P.k = dk;
+  P.v = dv;
+  P.tiles = tiles;
+  P.c = float(sm_scale * 1.4426950408889634);
+  P.side.mask_mode = POD_MASK_NONE;
+  P.side.window_left = -1;
+  P.gd = FastDiv::make(1);
+
+  const double gemm = gemm_tflops();
+  std::printf("device: %s, %d SMs; tiles per consumer %d, %d timed launches per variant\n", prop.name, sms, tiles,
+              reps);
+  std::printf("ceiling: cuBLAS bf16 GEMM 8192^3 %.1f TFLOP/s (this run)\n", gemm);
+  std::printf("%-18s %9s %9s %7s %12s %9s %8s  %s\n", "variant", "ms", "TFLOP/s", "%gemm", "cycles/tile", "%tensor",
+              "MHz", "check (max |O - ref|)");
+  cudaEvent_t e0, e1;
+  CHECK_CUDA(cudaEventCreate(&e0));
+  CHECK_CUDA(cudaEventCreate(&e1));
+  int failed = 0;
+  for (const Variant& x : vars) {
+    CHECK_CUDA(cudaFuncSetAttribute(x.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, x.smem));
+    void* args[] = {&P};
+    const dim3 grid(sms), block(384);  // three warpgroups, as the kernel: the same registers per consumer
+    CHECK_CUDA(cudaMemset(P.o, 0xff, sizeof(float) * kMaxRows * kD));  // NaN: an unwritten element fails the check
+    CHECK_CUDA(cudaLaunchKernel(x.fn, grid, block, args, x.smem, nullptr));
+    CHECK_CUDA(cudaGetLastError());
+    CHECK_CUDA(cudaDeviceSynchronize());
+    std::vector<float> got(kMaxRows * kD);
+    CHECK_CUDA(cudaMemcpy(got.data(), P.o, sizeof(float) * got.size(), cudaMemcpyDeviceToHost));
+    std::vector<float> ms(reps);
+    for (int rep = 0; rep < reps; ++rep) {
+      CHECK_CUDA(cudaEventRecord(e0));
+      CHECK_CUDA(cudaLaunchKernel(x.fn, grid, block, args, x.smem, nullptr));
+      CHECK_CUDA(cudaEventRecord(e1));
+      CHECK_CUDA(cudaEventSynchronize(e1));
+      CHECK_CUDA(cudaEventElapsedTime(&ms[rep], e0, e1));
+    }
+    std::vector<long long> cyc(sms * x.nc);
+    CHECK_CUDA(cudaMemcpy(cyc.data(), P.cycles, sizeof(long long) * cyc.size(), cudaMemcpyDeviceToHost));
+    std::sort(ms.begin(), ms.end());
+    std::sort(cyc.begin(), cyc.end());
+    const double t = ms[reps / 2];
+    const double flop = 4.0 * 64 * x.tk * kD * double(tiles) * x.nc * sms;
+    const double tflops = flop / (t * 1e-3) / 1e12;
+    const double cpt = double(cyc[cyc.size() / 2]) / tiles;
+    const double ideal = x.nc * 2.0 * 64 * x.tk * kD / 2048.0;  // the tile's products at 2,048 per cycle and SM
+    char check[96] = "timing only";
+    if (x.mode == kExp || x.mode == kSoftmax) {
+      double err = 0;
+      for (int i = 0; i < x.nc * 64 * kD; ++i)
+        err = std::isfinite(got[i]) ? std::max(err, std::fabs(got[i] - ref[i])) : INFINITY;
+      const bool ok = err <= 4e-3;
+      failed += !ok;
+      std::snprintf(check, sizeof check, "%s (%.2e)", ok ? "ok" : "FAILED", err);
+    }
+    std::printf("%-18s %9.4f %9.1f %6.1f%% %12.0f %8.1f%% %8.0f  %s\n", x.name.c_str(), t, tflops,
+                100.0 * tflops / gemm, cpt, 100.0 * ideal / cpt, cyc[cyc.size() / 2] / (t * 1e3), check);
+  }
+  CHECK_CUDA(cudaFree(dq));
+  CHECK_CUDA(cudaFree(dk));
+  CHECK_CUDA(cudaFree(dv));
+  CHECK_CUDA(cudaFree(P.o));
+  CHECK_CUDA(cudaFree(P.cycles));
+  if (failed) std::printf("%d variant(s) FAILED the check\n", failed);
+  return failed ? 1 : 0;
+}
