@@ -17,7 +17,8 @@
 //   softmax  the kernel's own tile: softmax_tile (row maxima, shuffles, exponentials, P), the row sums of the
 //            rounded P on mma.sync, O rescaled when a maximum moved (kernels/pod/tile_softmax.cuh, shared code)
 // and by the S = Q K^T form: Q fragments in registers (rs, the kernel's default) or Q read from shared memory by
-// the instruction (ss, PODCHECK_WS_QSMEM); by TK (64: the kernel's default; 128) and NC (1 or 2 consumers).
+// the instruction (ss, PODCHECK_WS_QSMEM); by TK (64: the kernel's default; 128) and NC (1 or 2 consumers); -pp:
+// the two consumers take turns issuing their products (FlashAttention-3's ping-pong, PODCHECK_WS_PINGPONG).
 //
 // Checked: exp and softmax end with O / d for every row, which must equal attention over the 256 distinct keys
 // (each appears T / stages times, which leaves the normalised output unchanged), computed on the host in double
@@ -99,7 +100,7 @@ __device__ __forceinline__ unsigned char* aligned_smem(uint4* raw) {
   return reinterpret_cast<unsigned char*>(raw) + ((1024u - (a & 1023u)) & 1023u);
 }
 
-template <int TK, int MODE, bool SS, int NC>
+template <int TK, int MODE, bool SS, int NC, bool PP = false>
 __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Params P) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using L = Layout<TK>;
@@ -178,6 +179,15 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
     wg_commit();
   };
 
+  // PP: the two consumers take turns issuing their products (named barriers 1 and 2, the kernel's
+  // PODCHECK_WS_PINGPONG): consumer 0 first; consumer 1 opens its first turn, consumer 0 takes the last opening
+  if (PP && cw == 1) named_arrive(1, 256);
+  auto turn_begin = [&] {
+    if constexpr (PP) named_sync(1 + cw, 256);
+  };
+  auto turn_end = [&] {
+    if constexpr (PP) named_arrive(2 - cw, 256);
+  };
   const long long t0 = clock64();
   if constexpr (MODE == kTensor) {
     float sc[TK / 8][4];
@@ -224,8 +234,10 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
     {  // tile 0 peeled, as in the kernel: a wgmma or a wait under a condition serialises every wgmma (ptxas C7514)
       float sc[TK / 8][4], alpha[2];
       zero_s(sc);
+      turn_begin();
       wg_fence();
       issue_qk(sc, 0);
+      turn_end();
       wg_wait<0>();
       wg_pin<TK / 2>(&sc[0][0]);
       std::uint32_t pa[TK / 16][4];
@@ -241,9 +253,11 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
       float sc[TK / 8][4], alpha[2];
       zero_s(sc);
       wg_pin<kD / 2>(&o[0][0]);
+      turn_begin();
       wg_fence();
       issue_qk(sc, st);
       issue_pv(st_prev);
+      turn_end();
       wg_wait<1>();
       wg_pin<TK / 2>(&sc[0][0]);
       std::uint32_t pa[TK / 16][4];
@@ -267,6 +281,7 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
     wg_keep<TK / 4>(&pp[0][0]);
     if constexpr (MODE == kExp) quad_row_sums(d);
   }
+  if (PP && cw == 0) named_sync(1, 256);
   const long long t1 = clock64();
   if (wtid == 0) P.cycles[blockIdx.x * NC + cw] = t1 - t0;
   if (blockIdx.x == 0) {  // O / d of this thread's rows (gq, gq + 8)
@@ -292,9 +307,10 @@ struct Variant {
   int smem;
 };
 
-template <int TK, int MODE, bool SS, int NC> Variant make() {
-  std::string n = std::string(kModeName[MODE]) + (SS ? "-ss-" : "-rs-") + std::to_string(TK) + "-" + std::to_string(NC);
-  return Variant{n, MODE, TK, NC, SS, reinterpret_cast<const void*>(&loop_kernel<TK, MODE, SS, NC>),
+template <int TK, int MODE, bool SS, int NC, bool PP = false> Variant make() {
+  std::string n = std::string(kModeName[MODE]) + (SS ? "-ss-" : "-rs-") + std::to_string(TK) + "-" + std::to_string(NC) +
+                  (PP ? "-pp" : "");
+  return Variant{n, MODE, TK, NC, SS, reinterpret_cast<const void*>(&loop_kernel<TK, MODE, SS, NC, PP>),
                  Layout<TK>::bytes};
 }
 
@@ -303,7 +319,8 @@ std::vector<Variant> all_variants() {
       make<64, kTensor, false, 2>(),  make<64, kMma, false, 2>(),     make<64, kExp, false, 2>(),
       make<64, kSoftmax, false, 2>(), make<64, kSoftmax, false, 1>(), make<64, kSoftmax, true, 2>(),
       make<64, kTensor, true, 2>(),   make<128, kTensor, false, 2>(), make<128, kTensor, true, 2>(),
-      make<128, kMma, true, 2>(),     make<128, kSoftmax, true, 2>(),
+      make<128, kMma, true, 2>(),     make<128, kSoftmax, true, 2>(), make<64, kSoftmax, false, 2, true>(),
+      make<128, kSoftmax, true, 2, true>(),
   };
 }
 
