@@ -19,6 +19,8 @@
 //            here the keys repeat, so after the first stages no maximum moves and O is never rescaled
 //   rescale  softmax with O and d rescaled on every tile, as if a maximum had moved (in mix A's prefill alone 76 %
 //            of tiles rescale: short causal items, notebook step 26); alpha is 1 here, so the result is the same
+//   sync     rescale plus the kernel's per-tile handshakes with its producer, on barriers nobody else uses: the wait
+//            on the stage's full barrier (already complete) with its proxy fence, and the arrival on its empty one
 // and by the S = Q K^T form: Q fragments in registers (rs, the kernel's default) or Q read from shared memory by
 // the instruction (ss, PODCHECK_WS_QSMEM); by TK (64: the kernel's default; 128) and NC (1 or 2 consumers); -pp:
 // the two consumers take turns issuing their products (FlashAttention-3's ping-pong, PODCHECK_WS_PINGPONG).
@@ -61,8 +63,8 @@ using QT = __nv_bfloat16;
 constexpr int kD = 128;        // head_dim
 constexpr int kKeys = 256;     // distinct keys in the stages
 constexpr int kMaxRows = 128;  // two consumers' rows
-enum Mode { kTensor = 0, kMma = 1, kExp = 2, kSoftmax = 3, kRescale = 4 };
-const char* const kModeName[] = {"tensor", "mma", "exp", "softmax", "rescale"};
+enum Mode { kTensor = 0, kMma = 1, kExp = 2, kSoftmax = 3, kRescale = 4, kSync = 5 };
+const char* const kModeName[] = {"tensor", "mma", "exp", "softmax", "rescale", "sync"};
 
 #define CHECK_CUDA(x)                                                                                           \
   do {                                                                                                          \
@@ -83,7 +85,8 @@ template <int TK> struct Layout {
   static constexpr int q_pad = NS * stage;
   static constexpr int q_swz = (q_pad + kMaxRows * (kD + 8) * 2 + 1023) / 1024 * 1024;
   static constexpr int q_block = kMaxRows * 128;
-  static constexpr int bytes = q_swz + (kD / 64) * q_block + 1024;  // + the alignment slack
+  static constexpr int bars = q_swz + (kD / 64) * q_block;       // (sync) two mbarriers
+  static constexpr int bytes = bars + 16 + 1024;                    // + the alignment slack
 };
 
 struct Params {
@@ -124,6 +127,11 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
     const uint4 x = reinterpret_cast<const uint4*>(P.q)[i];
     *reinterpret_cast<uint4*>(smem + L::q_pad + row * (kD + 8) * 2 + ch * 16) = x;
     *reinterpret_cast<uint4*>(smem + L::q_swz + (ch / 8) * L::q_block + swz128(row, ch % 8)) = x;
+  }
+  if (tid == 0) {
+    mbar_init(smem_u32(smem + L::bars), 1);
+    mbar_init(smem_u32(smem + L::bars + 8), 128 * NC);
+    mbar_arrive(smem_u32(smem + L::bars));  // the full barrier's phase 0 completes
   }
   fence_async_smem();
   __syncthreads();
@@ -213,10 +221,10 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
   } else {
     // the tile's work on its S (sc, tile k) into P (pa); the row sums of tile k - 1's P (pp) where the mode has them
     auto work = [&](float (&sc)[TK / 8][4], int k, std::uint32_t (&pa)[TK / 16][4], float (&alpha)[2]) -> bool {
-      if constexpr (MODE == kSoftmax || MODE == kRescale) {
+      if constexpr (MODE >= kSoftmax) {
         const bool moved = softmax_tile<TK, QT, false>(sc, k * TK, M, m, alpha, pa, lane);
         if (k > 0) row_sums<TK, QT>(d, pp);
-        return moved || MODE == kRescale;
+        return moved || MODE != kSoftmax;
       } else if constexpr (MODE == kExp) {
 #pragma unroll
         for (int n = 0; n < TK / 8; ++n)
@@ -229,7 +237,20 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
       pack_p<TK, QT>(sc, pa);
       return false;
     };
+    // (sync) a full barrier completed once, so every wait on its phase 0 passes at once, and an empty barrier
+    // that completes on each tile's 256 arrivals
+    const std::uint32_t full = sbase + L::bars, empty = full + 8;
+    auto handshake_in = [&] {
+      if constexpr (MODE == kSync) {
+        mbar_wait(full, 0);
+        fence_async_smem();
+      }
+    };
+    auto handshake_out = [&] {
+      if constexpr (MODE == kSync) mbar_arrive(empty);
+    };
     auto zero_s = [&](float (&sc)[TK / 8][4]) {
+      handshake_in();
 #pragma unroll
       for (int n = 0; n < TK / 8; ++n) sc[n][0] = sc[n][1] = sc[n][2] = sc[n][3] = 0.f;
       wg_pin<TK / 2>(&sc[0][0]);
@@ -268,6 +289,7 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
       wg_wait<0>();
       wg_pin<kD / 2>(&o[0][0]);
       wg_keep<TK / 4>(&pp[0][0]);
+      handshake_out();
       if (moved) rescale<kD>(o, d, alpha);
 #pragma unroll
       for (int kk = 0; kk < TK / 16; ++kk)
@@ -278,7 +300,7 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
     wg_pin<kD / 2>(&o[0][0]);
     wg_fence();
     issue_pv(st_prev);
-    if constexpr (MODE == kSoftmax || MODE == kRescale) row_sums<TK, QT>(d, pp);
+    if constexpr (MODE >= kSoftmax) row_sums<TK, QT>(d, pp);
     wg_wait<0>();
     wg_pin<kD / 2>(&o[0][0]);
     wg_keep<TK / 4>(&pp[0][0]);
@@ -323,7 +345,7 @@ std::vector<Variant> all_variants() {
       make<64, kSoftmax, false, 2>(), make<64, kSoftmax, false, 1>(), make<64, kSoftmax, true, 2>(),
       make<64, kTensor, true, 2>(),   make<128, kTensor, false, 2>(), make<128, kTensor, true, 2>(),
       make<128, kMma, true, 2>(),     make<128, kSoftmax, true, 2>(), make<64, kSoftmax, false, 2, true>(),
-      make<128, kSoftmax, true, 2, true>(), make<64, kRescale, false, 2>(),
+      make<128, kSoftmax, true, 2, true>(), make<64, kRescale, false, 2>(), make<64, kSync, false, 2>(),
   };
 }
 
@@ -504,7 +526,7 @@ int main(int argc, char** argv) {
     const double cpt = double(cyc[cyc.size() / 2]) / tiles;
     const double ideal = x.nc * 2.0 * 64 * x.tk * kD / 2048.0;  // the tile's products at 2,048 per cycle and SM
     char check[96] = "timing only";
-    if (x.mode == kExp || x.mode == kSoftmax || x.mode == kRescale) {
+    if (x.mode >= kExp) {
       double err = 0;
       for (int i = 0; i < x.nc * 64 * kD; ++i)
         err = std::isfinite(got[i]) ? std::max(err, std::fabs(got[i] - ref[i])) : INFINITY;
