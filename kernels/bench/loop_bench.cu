@@ -21,6 +21,10 @@
 //            of tiles rescale: short causal items, notebook step 26); alpha is 1 here, so the result is the same
 //   sync     rescale plus the kernel's per-tile handshakes with its producer, on barriers nobody else uses: the wait
 //            on the stage's full barrier (already complete) with its proxy fence, and the arrival on its empty one
+//   ahead    softmax with the products a tile ahead: tile k - 1's P V and tile k + 1's S = Q K^T (a second S
+//            accumulator) issued before tile k's softmax and waited for after it, then the rescale; so the softmax
+//            runs beside both products and a consumer never waits for an S it has just issued (the kernel's order
+//            waits for tile k's S before its softmax and overlaps only the P V)
 // and by the S = Q K^T form: Q fragments in registers (rs, the kernel's default) or Q read from shared memory by
 // the instruction (ss, PODCHECK_WS_QSMEM); by TK (64: the kernel's default; 128) and NC (1 or 2 consumers); -pp:
 // the two consumers take turns issuing their products (FlashAttention-3's ping-pong, PODCHECK_WS_PINGPONG).
@@ -63,8 +67,8 @@ using QT = __nv_bfloat16;
 constexpr int kD = 128;        // head_dim
 constexpr int kKeys = 256;     // distinct keys in the stages
 constexpr int kMaxRows = 128;  // two consumers' rows
-enum Mode { kTensor = 0, kMma = 1, kExp = 2, kSoftmax = 3, kRescale = 4, kSync = 5 };
-const char* const kModeName[] = {"tensor", "mma", "exp", "softmax", "rescale", "sync"};
+enum Mode { kTensor = 0, kMma = 1, kExp = 2, kSoftmax = 3, kRescale = 4, kSync = 5, kAhead = 6 };
+const char* const kModeName[] = {"tensor", "mma", "exp", "softmax", "rescale", "sync", "ahead"};
 
 #define CHECK_CUDA(x)                                                                                           \
   do {                                                                                                          \
@@ -218,6 +222,73 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
     wg_pin<kD / 2>(&o[0][0]);
     wg_keep<TK / 4>(&pp[0][0]);
     if (sc[0][0] == 12345.f) o[0][0] += 1.f;  // keeps S live
+  } else if constexpr (MODE == kAhead) {
+    float sa[TK / 8][4], sb[TK / 8][4];
+    auto zero = [&](float (&sc)[TK / 8][4]) {
+#pragma unroll
+      for (int n = 0; n < TK / 8; ++n) sc[n][0] = sc[n][1] = sc[n][2] = sc[n][3] = 0.f;
+      wg_pin<TK / 2>(&sc[0][0]);
+    };
+    // tile k's softmax (cur: its S, complete) beside tile k - 1's P V and tile k + 1's S = Q K^T (into nxt), both
+    // issued first and waited for after it: every wait in the step is for groups the step committed (a group
+    // waited for across the loop's back-edge makes ptxas serialise the wgmma, C7514)
+    auto softmax_fold = [&](float (&cur)[TK / 8][4], int k) {
+      float alpha[2];
+      std::uint32_t pa[TK / 16][4];
+      const bool moved = softmax_tile<TK, QT, false>(cur, k * TK, M, m, alpha, pa, lane);
+      row_sums<TK, QT>(d, pp);  // tile k - 1's sums, in its maximum's scale like O after its P V
+      wg_wait<0>();
+      wg_pin<kD / 2>(&o[0][0]);
+      wg_keep<TK / 4>(&pp[0][0]);
+      if (moved) rescale<kD>(o, d, alpha);
+#pragma unroll
+      for (int kk = 0; kk < TK / 16; ++kk)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) pp[kk][e] = pa[kk][e];
+    };
+    auto step = [&](float (&cur)[TK / 8][4], float (&nxt)[TK / 8][4], int k) {
+      zero(nxt);
+      wg_pin<kD / 2>(&o[0][0]);
+      turn_begin();
+      wg_fence();
+      issue_pv((k - 1) % L::NS);
+      issue_qk(nxt, (k + 1) % L::NS);
+      turn_end();
+      softmax_fold(cur, k);
+      wg_pin<TK / 2>(&nxt[0][0]);
+    };
+    {  // tile 0: its S, softmax and P; tile 1's S
+      zero(sa);
+      wg_fence();
+      issue_qk(sa, 0);
+      wg_wait<0>();
+      wg_pin<TK / 2>(&sa[0][0]);
+      float alpha[2];
+      softmax_tile<TK, QT, false>(sa, 0, M, m, alpha, pp, lane);  // O and d are 0: no rescale
+      zero(sb);
+      wg_fence();
+      issue_qk(sb, 1 % L::NS);
+      wg_wait<0>();
+      wg_pin<TK / 2>(&sb[0][0]);
+    }
+    // steps 1 .. tiles - 2 (an even count: tiles is a multiple of 4), in pairs; the last tile's S ends in sb
+    for (int k = 1; k < P.tiles - 1; k += 2) {
+      step(sb, sa, k);
+      step(sa, sb, k + 1);
+    }
+    {  // the last tile: tile n - 2's P V beside its softmax, then its own P V
+      wg_pin<kD / 2>(&o[0][0]);
+      wg_fence();
+      issue_pv((P.tiles - 2) % L::NS);
+      softmax_fold(sb, P.tiles - 1);
+      wg_pin<kD / 2>(&o[0][0]);
+      wg_fence();
+      issue_pv((P.tiles - 1) % L::NS);
+      row_sums<TK, QT>(d, pp);
+      wg_wait<0>();
+      wg_pin<kD / 2>(&o[0][0]);
+      wg_keep<TK / 4>(&pp[0][0]);
+    }
   } else {
     // the tile's work on its S (sc, tile k) into P (pa); the row sums of tile k - 1's P (pp) where the mode has them
     auto work = [&](float (&sc)[TK / 8][4], int k, std::uint32_t (&pa)[TK / 16][4], float (&alpha)[2]) -> bool {
@@ -346,7 +417,8 @@ std::vector<Variant> all_variants() {
       make<64, kTensor, true, 2>(),   make<128, kTensor, false, 2>(), make<128, kTensor, true, 2>(),
       make<128, kMma, true, 2>(),     make<128, kSoftmax, true, 2>(), make<64, kSoftmax, false, 2, true>(),
       make<128, kSoftmax, true, 2, true>(), make<64, kRescale, false, 2>(), make<64, kSync, false, 2>(),
-  };
+      make<64, kAhead, false, 2>(),   make<64, kAhead, false, 2, true>(), make<64, kAhead, true, 2>(),
+  };  // (ahead at 128-key tiles: two S of 64 registers each spill 640 bytes)
 }
 
 float bf16_round(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
