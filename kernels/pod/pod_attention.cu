@@ -1164,6 +1164,16 @@ constexpr bool kWsDefer = kWsPipe && !kWsPingPong && PODCHECK_WS_FSUM == 2;
 #define PODCHECK_WS_QSMEM 0
 #endif
 constexpr bool kWsQsmem = PODCHECK_WS_QSMEM != 0;
+// 1 (with PODCHECK_WS_PIPE, not PINGPONG or FSUM): the products a tile ahead. Tile k - 1's P V and tile k + 1's
+// S = Q K^T (a second S accumulator) are issued before tile k's softmax and waited for after it, then the rescale;
+// so the softmax runs beside both products and a consumer never waits for an S it has just issued (the default
+// waits for tile k's S before its softmax and overlaps only tile k - 1's P V). Every wait is for groups committed
+// in the same step (a group waited for across the loop's back-edge made ptxas serialise the wgmma, C7514). The same
+// operations on O and d as the default, in the same order. Timed first in the loop bench (notebook step 28).
+#ifndef PODCHECK_WS_AHEAD
+#define PODCHECK_WS_AHEAD 0
+#endif
+constexpr bool kWsAhead = kWsPipe && PODCHECK_WS_AHEAD != 0 && PODCHECK_WS_FSUM == 0;
 static_assert(!kWsQsmem || kWsPipe, "Q from shared memory (PODCHECK_WS_QSMEM) is a form of the pipelined loop");
 // registers per thread after setmaxnreg: 128 x 56 + 256 x 224 = 64,512 of the SM's 65,536
 constexpr int kWsProducerRegs = PODCHECK_WS_PRODUCER_REGS;
@@ -1507,6 +1517,9 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
   constexpr bool FUSED = MODE == kWsCoResident;
   constexpr int NC = FUSED ? 1 : 2, ROWS = kWsRows<MODE>;  // consumer warpgroups, packed rows per prefill item
   constexpr bool PP = kWsPingPong && !FUSED;  // the ping-pong order needs two consumers
+  // the products a tile ahead hold three stages (tiles k - 1 .. k + 1) while the step waits for the third: a ring
+  // of two would deadlock with the producer
+  constexpr bool AHEAD = kWsAhead && !PP && WsSmem<D, MODE>::NS >= 3;
   constexpr int TK = L::TK, NS = L::NS, SD = D + 8, NT_D = D / 8;
   extern __shared__ uint4 smem_raw[];
   unsigned char* smem = smem_aligned_1024(smem_raw);
@@ -1770,6 +1783,94 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         fold(moved, alpha, rs, sw);
         last_pv(st_prev);
         quad_row_sums(d);
+      } else if (AHEAD && n_tiles > 0) {
+        float sa[TK / 8][4], sb[TK / 8][4];
+        int st_prev = st;  // the stage of the tile before the current one
+        // tile k's softmax on cur (its S, complete): tile k - 1's sums (pp), the wait for the products the step
+        // issued, tile k - 1's stage released, the rescale, tile k's P into pp
+        auto softmax_fold = [&](float (&cur)[TK / 8][4], int k) {
+          float alpha[2];
+          std::uint32_t pa[TK / 16][4];
+          const bool moved = softmax_tile<TK, QT, false>(cur, c.kv_lo + k * TK, M, m, alpha, pa, lane);
+          row_sums<TK, QT>(d, pp);  // tile k - 1's sums, in the scale of its maximum (as O after its P V)
+          wg_wait<0>();
+          wg_pin<D / 2>(&o[0][0]);
+          wg_keep<TK / 4>(&pp[0][0]);
+          mbar_arrive(empty_bar(st_prev));  // tile k - 1's stage is read (K by its S, V by its P V)
+          if (moved) rescale<D>(o, d, alpha);
+#pragma unroll
+          for (int kk = 0; kk < TK / 16; ++kk)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) pp[kk][e] = pa[kk][e];
+        };
+        // step k (1 <= k <= n - 2): tile k - 1's P V and tile k + 1's S issued, tile k's softmax beside them
+        auto step = [&](float (&cur)[TK / 8][4], float (&nxt)[TK / 8][4], int k, int st_cur) {
+          begin_tile(nxt);  // tile k + 1's stage
+          wg_pin<D / 2>(&o[0][0]);
+          wg_fence();
+          issue_pv(st_prev);
+          issue_qk(nxt, st);
+          const int st_next = st;
+          if (++st == NS) { st = 0; ph ^= 1; }
+          softmax_fold(cur, k);
+          wg_pin<TK / 2>(&nxt[0][0]);
+          st_prev = st_cur;
+          return st_next;
+        };
+        // tile 0: its S, softmax and P (O and d are still 0: nothing to rescale)
+        begin_tile(sa);
+        wg_fence();
+        issue_qk(sa, st);
+        int st_cur = st;
+        if (++st == NS) { st = 0; ph ^= 1; }
+        wg_wait<0>();
+        wg_pin<TK / 2>(&sa[0][0]);
+        {
+          float alpha[2];
+          softmax_tile<TK, QT, false>(sa, c.kv_lo, M, m, alpha, pp, lane);
+        }
+        st_prev = st_cur;
+        if (n_tiles >= 2) {
+          begin_tile(sb);  // tile 1's S
+          wg_fence();
+          issue_qk(sb, st);
+          st_cur = st;
+          if (++st == NS) { st = 0; ph ^= 1; }
+          wg_wait<0>();
+          wg_pin<TK / 2>(&sb[0][0]);
+          // steps 1 .. n - 2 in pairs (cur, nxt alternate), an odd one left over copied back: the last tile's S
+          // ends in sb
+          int k = 1;
+          for (; k + 1 < n_tiles - 1; k += 2) {
+            st_cur = step(sb, sa, k, st_cur);
+            st_cur = step(sa, sb, k + 1, st_cur);
+          }
+          for (; k < n_tiles - 1; ++k) {
+            st_cur = step(sb, sa, k, st_cur);
+#pragma unroll
+            for (int nn = 0; nn < TK / 8; ++nn)
+#pragma unroll
+              for (int e = 0; e < 4; ++e) sb[nn][e] = sa[nn][e];
+          }
+          release_q();
+          // the last tile: tile n - 2's P V beside its softmax
+          wg_pin<D / 2>(&o[0][0]);
+          wg_fence();
+          issue_pv(st_prev);
+          softmax_fold(sb, n_tiles - 1);
+          st_prev = st_cur;
+        } else {
+          release_q();
+        }
+        // the last tile's P V
+        wg_pin<D / 2>(&o[0][0]);
+        wg_fence();
+        issue_pv(st_prev);
+        row_sums<TK, QT>(d, pp);
+        wg_wait<0>();
+        wg_pin<D / 2>(&o[0][0]);
+        wg_keep<TK / 4>(&pp[0][0]);
+        mbar_arrive(empty_bar(st_prev));
       } else if (n_tiles > 0) {
         // tile 0: its S alone
         int st_prev = st;
