@@ -1711,6 +1711,23 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         wg_keep<TK / 4>(&pp[0][0]);
         mbar_arrive(empty_bar(stg));
       };
+      // (default and AHEAD orders) tile k's softmax on its S (sc, complete), tile k - 1's row sums (pp), the wait for
+      // the products in flight, tile k - 1's stage (stg) released, the rescale, tile k's P into pp
+      auto softmax_fold = [&](float (&sc)[TK / 8][4], int k, int stg) {
+        float alpha[2];
+        std::uint32_t pa[TK / 16][4];
+        const bool moved = softmax_tile<TK, QT, false>(sc, c.kv_lo + k * TK, M, m, alpha, pa, lane);
+        row_sums<TK, QT>(d, pp);  // tile k - 1's sums, in the scale of its maximum (as O after its P V)
+        wg_wait<0>();
+        wg_pin<D / 2>(&o[0][0]);
+        wg_keep<TK / 4>(&pp[0][0]);
+        mbar_arrive(empty_bar(stg));  // tile k - 1's stage is read (K by its S, V by its P V)
+        if (moved) rescale<D>(o, d, alpha);
+#pragma unroll
+        for (int kk = 0; kk < TK / 16; ++kk)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) pp[kk][e] = pa[kk][e];
+      };
       if (kWsFsum && n_tiles > 0) {
         // FlashAttention-3's order: d holds this thread's part of its rows' sums until the item ends. Tile 0 is
         // peeled: a wgmma or a wait under a condition makes ptxas serialise every wgmma of the kernel (C7514)
@@ -1786,23 +1803,6 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
       } else if (AHEAD && n_tiles > 0) {
         float sa[TK / 8][4], sb[TK / 8][4];
         int st_prev = st;  // the stage of the tile before the current one
-        // tile k's softmax on cur (its S, complete): tile k - 1's sums (pp), the wait for the products the step
-        // issued, tile k - 1's stage released, the rescale, tile k's P into pp
-        auto softmax_fold = [&](float (&cur)[TK / 8][4], int k) {
-          float alpha[2];
-          std::uint32_t pa[TK / 16][4];
-          const bool moved = softmax_tile<TK, QT, false>(cur, c.kv_lo + k * TK, M, m, alpha, pa, lane);
-          row_sums<TK, QT>(d, pp);  // tile k - 1's sums, in the scale of its maximum (as O after its P V)
-          wg_wait<0>();
-          wg_pin<D / 2>(&o[0][0]);
-          wg_keep<TK / 4>(&pp[0][0]);
-          mbar_arrive(empty_bar(st_prev));  // tile k - 1's stage is read (K by its S, V by its P V)
-          if (moved) rescale<D>(o, d, alpha);
-#pragma unroll
-          for (int kk = 0; kk < TK / 16; ++kk)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) pp[kk][e] = pa[kk][e];
-        };
         // step k (1 <= k <= n - 2): tile k - 1's P V and tile k + 1's S issued, tile k's softmax beside them
         auto step = [&](float (&cur)[TK / 8][4], float (&nxt)[TK / 8][4], int k, int st_cur) {
           begin_tile(nxt);  // tile k + 1's stage
@@ -1812,7 +1812,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           issue_qk(nxt, st);
           const int st_next = st;
           if (++st == NS) { st = 0; ph ^= 1; }
-          softmax_fold(cur, k);
+          softmax_fold(cur, k, st_prev);
           wg_pin<TK / 2>(&nxt[0][0]);
           st_prev = st_cur;
           return st_next;
@@ -1857,7 +1857,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           wg_pin<D / 2>(&o[0][0]);
           wg_fence();
           issue_pv(st_prev);
-          softmax_fold(sb, n_tiles - 1);
+          softmax_fold(sb, n_tiles - 1, st_prev);
           st_prev = st_cur;
         } else {
           release_q();
@@ -1900,19 +1900,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           wg_wait<1>();  // S of tile k is done; tile k - 1's P V may still run
           wg_pin<TK / 2>(&sc[0][0]);
           if (k == n_tiles - 1) release_q();
-          float alpha[2];
-          std::uint32_t pa[TK / 16][4];
-          const bool moved = softmax_tile<TK, QT, false>(sc, c.kv_lo + k * TK, M, m, alpha, pa, lane);
-          row_sums<TK, QT>(d, pp);  // tile k - 1's sums, in the scale of its maximum (as O after its P V)
-          wg_wait<0>();
-          wg_pin<D / 2>(&o[0][0]);
-          wg_keep<TK / 4>(&pp[0][0]);
-          mbar_arrive(empty_bar(st_prev));  // tile k - 1's stage is read (K by its S, V by its P V)
-          if (moved) rescale<D>(o, d, alpha);
-#pragma unroll
-          for (int kk = 0; kk < TK / 16; ++kk)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) pp[kk][e] = pa[kk][e];
+          softmax_fold(sc, k, st_prev);
           st_prev = st;
           if (++st == NS) { st = 0; ph ^= 1; }
         }
