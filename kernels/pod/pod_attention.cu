@@ -1702,10 +1702,11 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         wg_wait<0>();
         wg_pin<TK / 2>(&sc[0][0]);
       };
-      auto last_pv = [&](int stg) {
+      auto last_pv = [&](int stg, bool sums) {  // sums: the default orders' row sums of the last P, beside its P V
         wg_pin<D / 2>(&o[0][0]);
         wg_fence();
         issue_pv(stg);
+        if (sums) row_sums<TK, QT>(d, pp);
         wg_wait<0>();
         wg_pin<D / 2>(&o[0][0]);
         wg_keep<TK / 4>(&pp[0][0]);
@@ -1757,7 +1758,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           st_prev = st;
           if (++st == NS) { st = 0; ph ^= 1; }
         }
-        last_pv(st_prev);
+        last_pv(st_prev, false);
         quad_row_sums(d);
       } else if (kWsDefer && n_tiles > 0) {
         // tile k's weights stay in fp32 in sw until the top of iteration k + 1: there the wait for tile k - 1's
@@ -1798,7 +1799,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         wg_keep<TK / 4>(&pp[0][0]);
         if (n_tiles >= 2) mbar_arrive(empty_bar(st_prev2));
         fold(moved, alpha, rs, sw);
-        last_pv(st_prev);
+        last_pv(st_prev, false);
         quad_row_sums(d);
       } else if (AHEAD && n_tiles > 0) {
         float sa[TK / 8][4], sb[TK / 8][4];
@@ -1862,15 +1863,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         } else {
           release_q();
         }
-        // the last tile's P V
-        wg_pin<D / 2>(&o[0][0]);
-        wg_fence();
-        issue_pv(st_prev);
-        row_sums<TK, QT>(d, pp);
-        wg_wait<0>();
-        wg_pin<D / 2>(&o[0][0]);
-        wg_keep<TK / 4>(&pp[0][0]);
-        mbar_arrive(empty_bar(st_prev));
+        last_pv(st_prev, true);  // the last tile's P V and row sums
       } else if (n_tiles > 0) {
         // tile 0: its S alone
         int st_prev = st;
@@ -1904,15 +1897,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           st_prev = st;
           if (++st == NS) { st = 0; ph ^= 1; }
         }
-        // the last tile's P V
-        wg_pin<D / 2>(&o[0][0]);
-        wg_fence();
-        issue_pv(st_prev);
-        row_sums<TK, QT>(d, pp);
-        wg_wait<0>();
-        wg_pin<D / 2>(&o[0][0]);
-        wg_keep<TK / 4>(&pp[0][0]);
-        mbar_arrive(empty_bar(st_prev));
+        last_pv(st_prev, true);  // the last tile's P V and row sums
       }
     }
     if (n_tiles == 0 || kWsFsum || kWsDefer) release_q();  // no S at all, or an order that releases after the item
