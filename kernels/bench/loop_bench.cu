@@ -52,6 +52,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/host/cuda_check.hpp"
 #include "kernels/pod/mma_sm80.cuh"
 #include "kernels/pod/tile_softmax.cuh"
 #include "kernels/pod/wgmma_sm90.cuh"
@@ -69,16 +70,6 @@ constexpr int kKeys = 256;     // distinct keys in the stages
 constexpr int kMaxRows = 128;  // two consumers' rows
 enum Mode { kTensor = 0, kMma = 1, kExp = 2, kSoftmax = 3, kRescale = 4, kSync = 5, kAhead = 6 };
 const char* const kModeName[] = {"tensor", "mma", "exp", "softmax", "rescale", "sync", "ahead"};
-
-#define CHECK_CUDA(x)                                                                                           \
-  do {                                                                                                          \
-    cudaError_t e_ = (x);                                                                                       \
-    if (e_ != cudaSuccess) {                                                                                    \
-      std::fprintf(stderr, "podcheck_loop_bench: %s: %s (%s:%d)\n", #x, cudaGetErrorString(e_), __FILE__,     \
-                   __LINE__);                                                                                   \
-      std::exit(2);                                                                                             \
-    }                                                                                                           \
-  } while (0)
 
 // Shared memory: the stages ([TK][64] swizzled blocks of K, then of V, as the kernel's), Q padded for ldmatrix
 // (rs) and Q in swizzled [128][64] blocks (ss).
@@ -172,26 +163,12 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
   std::uint32_t pp[TK / 16][4];  // P of tile k - 1
 #pragma unroll
   for (int kk = 0; kk < TK / 16; ++kk) pp[kk][0] = pp[kk][1] = pp[kk][2] = pp[kk][3] = 0x3C003C00u;  // bf16 0.0078
+  // the kernel's own issue code (wgmma_sm90.cuh); Q from registers (qf) or (SS) the swizzled blocks
   auto issue_qk = [&](float (&sc)[TK / 8][4], int st) {
-    const std::uint32_t ka = sbase + st * L::stage;
-    const std::uint32_t qa = sbase + L::q_swz + cw * 64 * 128;
-#pragma unroll
-    for (int kk = 0; kk < kD / 16; ++kk) {
-      const std::uint64_t kd = desc_k_major(ka + (kk / 4) * TK * 128 + (kk % 4) * 32);
-      if constexpr (SS)
-        WgmmaSS<QT, TK>::template run<0>(&sc[0][0], desc_k_major(qa + (kk / 4) * L::q_block + (kk % 4) * 32), kd,
-                                         kk > 0);
-      else
-        Wgmma<QT, TK>::template run<0>(&sc[0][0], qf[kk], kd, kk > 0);
-    }
-    wg_commit();
+    sm90::issue_qk<QT, TK, kD, SS>(&sc[0][0], qf, sbase + L::q_swz + cw * 64 * 128, L::q_block, sbase + st * L::stage);
   };
   auto issue_pv = [&](int st) {
-    const std::uint32_t va = sbase + st * L::stage + L::kv_block;
-#pragma unroll
-    for (int kk = 0; kk < TK / 16; ++kk)
-      Wgmma<QT, kD>::template run<1>(&o[0][0], pp[kk], desc_mn_major(va + kk * 16 * 128, TK * 128), 1);
-    wg_commit();
+    sm90::issue_pv<QT, TK, kD>(&o[0][0], pp, sbase + st * L::stage + L::kv_block);
   };
 
   // PP: the two consumers take turns issuing their products (named barriers 1 and 2, the kernel's
@@ -426,11 +403,11 @@ float bf16_round(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
 double gemm_tflops() {  // cuBLAS bf16 GEMM 8192^3, fp32 accumulate: the same run's ceiling
   const int n = 8192;
   QT *a, *b, *c;
-  CHECK_CUDA(cudaMalloc(&a, sizeof(QT) * n * n));
-  CHECK_CUDA(cudaMalloc(&b, sizeof(QT) * n * n));
-  CHECK_CUDA(cudaMalloc(&c, sizeof(QT) * n * n));
-  CHECK_CUDA(cudaMemset(a, 0x3c, sizeof(QT) * n * n));  // bf16 0.0115: finite products
-  CHECK_CUDA(cudaMemset(b, 0x3c, sizeof(QT) * n * n));
+  CUDA_CHECK(cudaMalloc(&a, sizeof(QT) * n * n));
+  CUDA_CHECK(cudaMalloc(&b, sizeof(QT) * n * n));
+  CUDA_CHECK(cudaMalloc(&c, sizeof(QT) * n * n));
+  CUDA_CHECK(cudaMemset(a, 0x3c, sizeof(QT) * n * n));  // bf16 0.0115: finite products
+  CUDA_CHECK(cudaMemset(b, 0x3c, sizeof(QT) * n * n));
   cublasHandle_t h;
   if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
     std::fprintf(stderr, "podcheck_loop_bench: cublasCreate failed\n");
@@ -438,11 +415,11 @@ double gemm_tflops() {  // cuBLAS bf16 GEMM 8192^3, fp32 accumulate: the same ru
   }
   const float alpha = 1.f, beta = 0.f;
   cudaEvent_t e0, e1;
-  CHECK_CUDA(cudaEventCreate(&e0));
-  CHECK_CUDA(cudaEventCreate(&e1));
+  CUDA_CHECK(cudaEventCreate(&e0));
+  CUDA_CHECK(cudaEventCreate(&e1));
   float best = 1e30f;
   for (int rep = 0; rep < 6; ++rep) {
-    CHECK_CUDA(cudaEventRecord(e0));
+    CUDA_CHECK(cudaEventRecord(e0));
     const cublasStatus_t st = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a, CUDA_R_16BF, n, b,
                                            CUDA_R_16BF, n, &beta, c, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F,
                                            CUBLAS_GEMM_DEFAULT);
@@ -450,18 +427,18 @@ double gemm_tflops() {  // cuBLAS bf16 GEMM 8192^3, fp32 accumulate: the same ru
       std::fprintf(stderr, "podcheck_loop_bench: cublasGemmEx: %s\n", cublasGetStatusString(st));
       std::exit(2);
     }
-    CHECK_CUDA(cudaEventRecord(e1));
-    CHECK_CUDA(cudaEventSynchronize(e1));
+    CUDA_CHECK(cudaEventRecord(e1));
+    CUDA_CHECK(cudaEventSynchronize(e1));
     float ms;
-    CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+    CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
     if (rep > 0) best = std::min(best, ms);
   }
   cublasDestroy(h);
-  CHECK_CUDA(cudaFree(a));
-  CHECK_CUDA(cudaFree(b));
-  CHECK_CUDA(cudaFree(c));
-  CHECK_CUDA(cudaEventDestroy(e0));
-  CHECK_CUDA(cudaEventDestroy(e1));
+  CUDA_CHECK(cudaFree(a));
+  CUDA_CHECK(cudaFree(b));
+  CUDA_CHECK(cudaFree(c));
+  CUDA_CHECK(cudaEventDestroy(e0));
+  CUDA_CHECK(cudaEventDestroy(e1));
   return 2.0 * n * double(n) * n / (best * 1e-3) / 1e12;
 }
 
@@ -473,7 +450,7 @@ int usage(const char* msg) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   int tiles = 2048, reps = 10;
   std::vector<std::string> want;
   for (int i = 1; i < argc; ++i) {
@@ -506,7 +483,7 @@ int main(int argc, char** argv) {
   }
 
   cudaDeviceProp prop;
-  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   if (prop.major != 9) {
     std::fprintf(stderr, "podcheck_loop_bench: needs an sm_90 device (wgmma); this is %s (sm_%d%d)\n", prop.name,
                  prop.major, prop.minor);
@@ -543,14 +520,14 @@ int main(int argc, char** argv) {
 
   Params P{};
   QT *dq, *dk, *dv;
-  CHECK_CUDA(cudaMalloc(&dq, sizeof(QT) * hq.size()));
-  CHECK_CUDA(cudaMalloc(&dk, sizeof(QT) * hk.size()));
-  CHECK_CUDA(cudaMalloc(&dv, sizeof(QT) * hv.size()));
-  CHECK_CUDA(cudaMemcpy(dq, hq.data(), sizeof(QT) * hq.size(), cudaMemcpyHostToDevice));
-  CHECK_CUDA(cudaMemcpy(dk, hk.data(), sizeof(QT) * hk.size(), cudaMemcpyHostToDevice));
-  CHECK_CUDA(cudaMemcpy(dv, hv.data(), sizeof(QT) * hv.size(), cudaMemcpyHostToDevice));
-  CHECK_CUDA(cudaMalloc(&P.o, sizeof(float) * kMaxRows * kD));
-  CHECK_CUDA(cudaMalloc(&P.cycles, sizeof(long long) * sms * 2));
+  CUDA_CHECK(cudaMalloc(&dq, sizeof(QT) * hq.size()));
+  CUDA_CHECK(cudaMalloc(&dk, sizeof(QT) * hk.size()));
+  CUDA_CHECK(cudaMalloc(&dv, sizeof(QT) * hv.size()));
+  CUDA_CHECK(cudaMemcpy(dq, hq.data(), sizeof(QT) * hq.size(), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(dk, hk.data(), sizeof(QT) * hk.size(), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(dv, hv.data(), sizeof(QT) * hv.size(), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMalloc(&P.o, sizeof(float) * kMaxRows * kD));
+  CUDA_CHECK(cudaMalloc(&P.cycles, sizeof(long long) * sms * 2));
   P.q = dq;
   P.k = dk;
   P.v = dv;
@@ -567,29 +544,30 @@ int main(int argc, char** argv) {
   std::printf("%-18s %9s %9s %7s %12s %9s %8s  %s\n", "variant", "ms", "TFLOP/s", "%gemm", "cycles/tile", "%tensor",
               "MHz", "check (max |O - ref|)");
   cudaEvent_t e0, e1;
-  CHECK_CUDA(cudaEventCreate(&e0));
-  CHECK_CUDA(cudaEventCreate(&e1));
+  CUDA_CHECK(cudaEventCreate(&e0));
+  CUDA_CHECK(cudaEventCreate(&e1));
   int failed = 0;
   for (const Variant& x : vars) {
-    CHECK_CUDA(cudaFuncSetAttribute(x.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, x.smem));
+    CUDA_CHECK(cudaFuncSetAttribute(x.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, x.smem));
     void* args[] = {&P};
     const dim3 grid(sms), block(384);  // three warpgroups, as the kernel: the same registers per consumer
-    CHECK_CUDA(cudaMemset(P.o, 0xff, sizeof(float) * kMaxRows * kD));  // NaN: an unwritten element fails the check
-    CHECK_CUDA(cudaLaunchKernel(x.fn, grid, block, args, x.smem, nullptr));
-    CHECK_CUDA(cudaGetLastError());
-    CHECK_CUDA(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemset(P.o, 0xff, sizeof(float) * kMaxRows * kD));  // NaN: an unwritten element fails the check
+    CUDA_CHECK(cudaMemset(P.cycles, 0xff, sizeof(long long) * sms * 2));  // -1: an unwritten count shows negative
+    CUDA_CHECK(cudaLaunchKernel(x.fn, grid, block, args, x.smem, nullptr));
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaDeviceSynchronize());
     std::vector<float> got(kMaxRows * kD);
-    CHECK_CUDA(cudaMemcpy(got.data(), P.o, sizeof(float) * got.size(), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(got.data(), P.o, sizeof(float) * got.size(), cudaMemcpyDeviceToHost));
     std::vector<float> ms(reps);
     for (int rep = 0; rep < reps; ++rep) {
-      CHECK_CUDA(cudaEventRecord(e0));
-      CHECK_CUDA(cudaLaunchKernel(x.fn, grid, block, args, x.smem, nullptr));
-      CHECK_CUDA(cudaEventRecord(e1));
-      CHECK_CUDA(cudaEventSynchronize(e1));
-      CHECK_CUDA(cudaEventElapsedTime(&ms[rep], e0, e1));
+      CUDA_CHECK(cudaEventRecord(e0));
+      CUDA_CHECK(cudaLaunchKernel(x.fn, grid, block, args, x.smem, nullptr));
+      CUDA_CHECK(cudaEventRecord(e1));
+      CUDA_CHECK(cudaEventSynchronize(e1));
+      CUDA_CHECK(cudaEventElapsedTime(&ms[rep], e0, e1));
     }
     std::vector<long long> cyc(sms * x.nc);
-    CHECK_CUDA(cudaMemcpy(cyc.data(), P.cycles, sizeof(long long) * cyc.size(), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(cyc.data(), P.cycles, sizeof(long long) * cyc.size(), cudaMemcpyDeviceToHost));
     std::sort(ms.begin(), ms.end());
     std::sort(cyc.begin(), cyc.end());
     const double t = ms[reps / 2];
@@ -609,11 +587,20 @@ int main(int argc, char** argv) {
     std::printf("%-18s %9.4f %9.1f %6.1f%% %12.0f %8.1f%% %8.0f  %s\n", x.name.c_str(), t, tflops,
                 100.0 * tflops / gemm, cpt, 100.0 * ideal / cpt, cyc[cyc.size() / 2] / (t * 1e3), check);
   }
-  CHECK_CUDA(cudaFree(dq));
-  CHECK_CUDA(cudaFree(dk));
-  CHECK_CUDA(cudaFree(dv));
-  CHECK_CUDA(cudaFree(P.o));
-  CHECK_CUDA(cudaFree(P.cycles));
+  CUDA_CHECK(cudaFree(dq));
+  CUDA_CHECK(cudaFree(dk));
+  CUDA_CHECK(cudaFree(dv));
+  CUDA_CHECK(cudaFree(P.o));
+  CUDA_CHECK(cudaFree(P.cycles));
   if (failed) std::printf("%d variant(s) FAILED the check\n", failed);
   return failed ? 1 : 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const podcheck::kernels::CudaError& e) {  // every CUDA call goes through CUDA_CHECK
+    std::fprintf(stderr, "podcheck_loop_bench: %s\n", e.what());
+    return 2;
+  }
 }

@@ -1659,25 +1659,12 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
       std::uint32_t pp[TK / 16][4];  // P of tile k - 1: the A operand of its P V
       // S = Q K^T of the tile in stage `stg` into sc (one commit group), after the turn barrier in ping-pong order
       auto issue_qk = [&](float (&sc)[TK / 8][4], int stg) {
-        const std::uint32_t ka = sbase + stg * L::stage;
-        const std::uint32_t qa = sbase + L::q_off + cw * 64 * 128;  // (kWsQsmem) this consumer's 64 rows
-#pragma unroll
-        for (int kk = 0; kk < D / 16; ++kk) {
-          const std::uint64_t kd = desc_k_major(ka + (kk / 4) * TK * 128 + (kk % 4) * 32);
-          if constexpr (kWsQsmem)
-            WgmmaSS<QT, TK>::template run<0>(&sc[0][0], desc_k_major(qa + (kk / 4) * L::q_block + (kk % 4) * 32), kd,
-                                             kk > 0);
-          else
-            Wgmma<QT, TK>::template run<0>(&sc[0][0], qf[kk], kd, kk > 0);
-        }
-        wg_commit();
+        // (kWsQsmem) Q: this consumer's 64 rows of the tile
+        sm90::issue_qk<QT, TK, D, kWsQsmem>(&sc[0][0], qf, sbase + L::q_off + cw * 64 * 128, L::q_block,
+                                            sbase + stg * L::stage);
       };
       auto issue_pv = [&](int stg) {  // O += P V of the previous tile (pp) in stage stg, one commit group
-        const std::uint32_t va = sbase + stg * L::stage + L::kv_block;
-#pragma unroll
-        for (int kk = 0; kk < TK / 16; ++kk)
-          Wgmma<QT, D>::template run<1>(&o[0][0], pp[kk], desc_mn_major(va + kk * 16 * 128, TK * 128), 1);
-        wg_commit();
+        sm90::issue_pv<QT, TK, D>(&o[0][0], pp, sbase + stg * L::stage + L::kv_block);
       };
       // the next tile's stage: its copies landed and visible to wgmma, S zeroed for its Q K^T
       auto begin_tile = [&](float (&sc)[TK / 8][4]) {
@@ -1695,7 +1682,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         d[2] += r[1];
         pack_p<TK, QT>(w, pp);
       };
-      auto qk_alone = [&](float (&sc)[TK / 8][4]) {  // tile 0's S, nothing else in flight
+      auto qk_alone = [&](float (&sc)[TK / 8][4]) {  // an S alone (tile 0; AHEAD: tiles 0 and 1), nothing else in flight
         begin_tile(sc);
         wg_fence();
         issue_qk(sc, st);
@@ -1803,9 +1790,9 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         quad_row_sums(d);
       } else if (AHEAD && n_tiles > 0) {
         float sa[TK / 8][4], sb[TK / 8][4];
-        int st_prev = st;  // the stage of the tile before the current one
+        int st_prev = st, st_cur = st;  // the stages of tiles k - 1 and k
         // step k (1 <= k <= n - 2): tile k - 1's P V and tile k + 1's S issued, tile k's softmax beside them
-        auto step = [&](float (&cur)[TK / 8][4], float (&nxt)[TK / 8][4], int k, int st_cur) {
+        auto step = [&](float (&cur)[TK / 8][4], float (&nxt)[TK / 8][4], int k) {
           begin_tile(nxt);  // tile k + 1's stage
           wg_pin<D / 2>(&o[0][0]);
           wg_fence();
@@ -1816,38 +1803,30 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           softmax_fold(cur, k, st_prev);
           wg_pin<TK / 2>(&nxt[0][0]);
           st_prev = st_cur;
-          return st_next;
+          st_cur = st_next;
         };
         // tile 0: its S, softmax and P (O and d are still 0: nothing to rescale)
-        begin_tile(sa);
-        wg_fence();
-        issue_qk(sa, st);
-        int st_cur = st;
+        qk_alone(sa);
+        st_cur = st;
         if (++st == NS) { st = 0; ph ^= 1; }
-        wg_wait<0>();
-        wg_pin<TK / 2>(&sa[0][0]);
         {
           float alpha[2];
           softmax_tile<TK, QT, false>(sa, c.kv_lo, M, m, alpha, pp, lane);
         }
         st_prev = st_cur;
         if (n_tiles >= 2) {
-          begin_tile(sb);  // tile 1's S
-          wg_fence();
-          issue_qk(sb, st);
+          qk_alone(sb);  // tile 1's S
           st_cur = st;
           if (++st == NS) { st = 0; ph ^= 1; }
-          wg_wait<0>();
-          wg_pin<TK / 2>(&sb[0][0]);
           // steps 1 .. n - 2 in pairs (cur, nxt alternate), an odd one left over copied back: the last tile's S
           // ends in sb
           int k = 1;
           for (; k + 1 < n_tiles - 1; k += 2) {
-            st_cur = step(sb, sa, k, st_cur);
-            st_cur = step(sa, sb, k + 1, st_cur);
+            step(sb, sa, k);
+            step(sa, sb, k + 1);
           }
           for (; k < n_tiles - 1; ++k) {
-            st_cur = step(sb, sa, k, st_cur);
+            step(sb, sa, k);
 #pragma unroll
             for (int nn = 0; nn < TK / 8; ++nn)
 #pragma unroll

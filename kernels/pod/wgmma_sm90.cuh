@@ -243,4 +243,30 @@ PODCHECK_WGMMA_SS(128, __half, "f16", PODCHECK_WGMMA_D128, PODCHECK_WGMMA_D128_O
 #undef PODCHECK_WGMMA_D128
 #undef PODCHECK_WGMMA_D128_OUT
 
+// The warp-specialised prefill's two products for one warpgroup, each one commit group (pod_ws_kernel's consumers and
+// the loop bench, kernels/bench/loop_bench.cu). A stage holds K then V as D / 64 swizzled [TK][64] blocks each.
+// S (64 x TK) = Q K^T over head_dim D, K at ka; Q from the warp's fragments qf[D / 16] or (SS) from D / 64 swizzled
+// [rows][64] blocks at qa, q_block bytes apart (WgmmaSS; qf unused).
+template <class T, int TK, int D, bool SS>
+__device__ __forceinline__ void issue_qk(float* s, const std::uint32_t (*qf)[4], std::uint32_t qa, std::uint32_t q_block,
+                                         std::uint32_t ka) {
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    const std::uint64_t kd = desc_k_major(ka + (kk / 4) * TK * 128 + (kk % 4) * 32);
+    if constexpr (SS)
+      WgmmaSS<T, TK>::template run<0>(s, desc_k_major(qa + (kk / 4) * q_block + (kk % 4) * 32), kd, kk > 0);
+    else
+      Wgmma<T, TK>::template run<0>(s, qf[kk], kd, kk > 0);
+  }
+  wg_commit();
+}
+// O (64 x D) += P V over TK keys, P as A fragments pa[TK / 16], V at va.
+template <class T, int TK, int D>
+__device__ __forceinline__ void issue_pv(float* o, const std::uint32_t (*pa)[4], std::uint32_t va) {
+#pragma unroll
+  for (int kk = 0; kk < TK / 16; ++kk)
+    Wgmma<T, D>::template run<1>(o, pa[kk], desc_mn_major(va + kk * 16 * 128, TK * 128), 1);
+  wg_commit();
+}
+
 }  // namespace podcheck::kernels::sm90
