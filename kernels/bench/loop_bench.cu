@@ -1,5 +1,5 @@
 // podcheck_loop_bench: the warp-specialised prefill's inner loop (pod_ws_kernel's consumer warpgroups,
-// kernels/pod/pod_attention.cu) alone, on K / V stages that are already in shared memory: no copies, no page
+// kernels/pod/pod_kernels.cuh) alone, on K / V stages that are already in shared memory: no copies, no page
 // table, no items, no epilogue. Mix A's prefill alone runs that loop at about 38 % of the tensor core's peak
 // (docs/KERNEL.md, steps 26-27); this measures what the loop itself can reach, and which of its parts cost what,
 // by taking parts away (notebook step 28).

@@ -135,7 +135,7 @@ struct SplitEnds {
 };
 SplitEnds ws_split_ends(const PodPlan& plan, int sms, int head_dim, int p, int groups = 0, int pipes_per_sm = 0);
 
-// The split form's decode by groups of KV heads on tensor copies (pod_attention.cu, gd_cta; notebook step 21): a group
+// The split form's decode by groups of KV heads on tensor copies (pod_kernels.cuh, gd_cta; notebook step 21): a group
 // is kGroupDecodeHeads KV heads of one request and chunk, a copy stage kGroupDecodeTokens tokens of them (one page of
 // 16, or 16 consecutive slots of a larger page).
 inline constexpr int kGroupDecodeHeads = 4, kGroupDecodeTokens = 16;
@@ -146,7 +146,7 @@ inline constexpr int kGroupDecodeHeads = 4, kGroupDecodeTokens = 16;
 // tensor maps'), query rows 4-byte aligned. "" when it can, else why not (one phrase, printed by `bench kernel`).
 std::string group_decode_refusal(const pod_problem& p);
 // Which kernel a launch runs (PreparedPod; notebook steps 9, 10, 21, 23): the fused kernel (kFormFused) or a form of
-// the warp-specialised one: prefill only, both sides on every SM, SMs split by side (pod_attention.cu's kWs* equal
+// the warp-specialised one: prefill only, both sides on every SM, SMs split by side (pod_kernels.cuh's kWs* equal
 // these). ws_applies: the warp-specialised kernel can run this launch at all (its sm_90a image is loaded, 16-bit KV,
 // head_dim 64 / 128, no feature on a side that runs). ws_knob: PODCHECK_CUDA_WS, -1 unset; gdec_knob: false for
 // PODCHECK_CUDA_GDEC=0; gdec_takes_decode: group_decode_refusal found nothing; gdec_default_page: the decode's page

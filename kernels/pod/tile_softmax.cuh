@@ -1,4 +1,4 @@
-// The per-tile online softmax of podcheck-cuda's attention (kernels/pod/pod_attention.cu): one warp's 16 query
+// The per-tile online softmax of podcheck-cuda's attention (kernels/pod/pod_kernels.cuh): one warp's 16 query
 // rows of a tile's logits in the mma.sync m16n8 C layout (also the layout of wgmma's accumulator per warp), masks
 // and the logit transform, row maxima, weights 2^(x - m), P rounded to the query dtype, row sums and the rescale of
 // the running state. Shared with the kernels' only other user, the loop bench (kernels/bench/loop_bench.cu), which

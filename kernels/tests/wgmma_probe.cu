@@ -30,7 +30,7 @@ __device__ void store_swizzled(const T* g, int rows, int C, unsigned char* blk) 
     *reinterpret_cast<uint4*>(blk + (c8 / 8) * rows * 128 + swz128(row, c8 % 8)) = v;
   }
 }
-// Stores rows x C elements into padded rows of C + 8 (the layout ldmatrix reads in pod_attention.cu).
+// Stores rows x C elements into padded rows of C + 8 (the layout ldmatrix reads in pod_kernels.cuh).
 template <class T>
 __device__ void store_padded(const T* g, int rows, int C, T* s) {
   for (int c = threadIdx.x; c < rows * (C / 8); c += blockDim.x) {

@@ -1,0 +1,1918 @@
+// The POD kernels' device code: everything the kernels of pod_attention.cu run (the fused kernel, the
+// warp-specialised pod_ws_kernel, the LSE merge) and the launch parameters the host fills in for them. Included by
+// pod_attention.cu (the host side: plan, launch, ABI) and by the kernel-set translation units that CMake generates
+// (kernels/CMakeLists.txt): each instantiates kernel_set<D, QT> for one head_dim and query dtype, so that nvcc
+// compiles the six sets in parallel instead of one 90-second translation unit.
+#pragma once
+
+#include "kernels/host/cuda_check.hpp"
+#include "kernels/pod/fast_div.hpp"
+#include "kernels/pod/mma_sm80.cuh"
+#include "kernels/pod/pod_launch.hpp"
+#include "kernels/pod/tensor_map.hpp"
+#include "kernels/pod/tile_softmax.cuh"
+#include "kernels/pod/wgmma_sm90.cuh"
+
+// The sm_90a prefill path (wgmma) exists in the device code compiled for sm_90a only; sm_80 / sm_90 builds
+// and the host pass keep the mma.sync path.
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define PODCHECK_WGMMA 1
+#else
+#define PODCHECK_WGMMA 0
+#endif
+
+#include <cuda.h>  // CUtensorMap
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace podcheck::kernels::pod_detail {
+
+using sm80::ldsm_x4;
+using sm80::ldsm_x4_trans;
+using sm80::mma16816;
+using sm80::movmatrix_trans;
+using sm80::smem_u32;
+
+constexpr int kMaxSms = 1024;
+
+struct KParams {
+  SideDev side[2];
+  int num_qo_heads, num_kv_heads, group;
+  FastDiv gdiv;  // the group size: packed row -> (query row, head in group)
+  int lse_base_e;
+  int* counters;  // [0] prefill queue head, [1] decode queue head, [2 + sm] per-SM tickets
+  int ctas_per_sm, prefill_ctas_per_sm;
+  int ws_prefill_ctas;  // pod_ws_kernel with SMs split by side: CTAs (one per SM) 0 .. ws_prefill_ctas - 1 run the prefill
+  int ws_role_by_sm;    // (split SMs, PODCHECK_CUDA_WS_ROLE=1) the prefill CTAs are those on the SMs ws_prefill_sm picks
+  // (split SMs) the group decode (gd_cta; PreparedPod sets it up where the decode qualifies): on, its groups (per group
+  // the decode items of kGdHeads consecutive KV heads of one request and chunk, in head order) and the decode side's
+  // K and V as 4-D tensor maps (column, slot, head, page; boxes of 64 x 16 x kGdHeads x 1, 128-byte swizzle)
+  int gdec, gdec_n;
+  const int4* gdec_groups;
+  CUtensorMap gdec_k, gdec_v;
+  ItemSpan* timeline;  // null, or a timeline launch: one span per item and per CTA (PreparedPod::launch_timeline)
+  int* timeline_count;
+  int timeline_cap;
+};
+
+// ---- element types: Pack2 in kernels/pod/tile_softmax.cuh ------------------------------------------
+
+// Scalar conversions of the 16-bit operand types (round to nearest even).
+__device__ __forceinline__ float to_f(__half x) { return __half2float(x); }
+__device__ __forceinline__ float to_f(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <class T> __device__ __forceinline__ T from_f(float x);
+template <> __device__ __forceinline__ __half from_f<__half>(float x) { return __float2half_rn(x); }
+template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+
+// RoPE-LLaMA frequency of pair t: rope_theta^(-2t/D) / rope_scale, in double.
+template <int D> __device__ __forceinline__ double rope_freq(const SideDev& SDv, int t) {
+  return exp2(-(2.0 * t / D) * SDv.rope_log2_theta) * SDv.rope_rcp_scale;
+}
+// Rotates the pair (x0, x1) = (dim t, dim t + D/2) by `angle` (radians, double). The angle is reduced to
+// [-pi, pi] in double, so positions up to any KV length keep full accuracy, and the hardware __sincosf
+// (absolute error ~2^-21 on that range, far below a 16-bit rounding) needs no slow path.
+__device__ __forceinline__ void rope_pair(float& x0, float& x1, double angle) {
+  const double k = rint(angle * 0.15915494309189535);  // 1 / (2 pi)
+  const float r = static_cast<float>(fma(-k, 6.283185307179586, angle));
+  float sn, cs;
+  __sincosf(r, &sn, &cs);
+  const float a = x0 * cs - x1 * sn, b = x1 * cs + x0 * sn;
+  x0 = a;
+  x1 = b;
+}
+
+// 8 fp8 KV elements (8 raw bytes) -> 8 query-dtype elements in one uint4, exactly.
+template <class QT, __nv_fp8_interpretation_t I> __device__ __forceinline__ uint4 fp8x8_to(uint2 raw) {
+  const std::uint32_t w[2] = {raw.x, raw.y};
+  std::uint32_t outw[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const __nv_fp8x2_storage_t pair = static_cast<__nv_fp8x2_storage_t>((w[k / 2] >> (16 * (k % 2))) & 0xFFFFu);
+    __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(pair, I);  // exact: every fp8 value is an fp16 value
+    if constexpr (std::is_same_v<QT, __half>) {
+      outw[k] = std::uint32_t(h.x) | (std::uint32_t(h.y) << 16);
+    } else {
+      const float a = __half2float(__ushort_as_half(h.x)), b = __half2float(__ushort_as_half(h.y));
+      outw[k] = Pack2<__nv_bfloat16>::pack(a, b);  // exact too (fp8 fits bf16)
+    }
+  }
+  return make_uint4(outw[0], outw[1], outw[2], outw[3]);
+}
+template <class QT, class KVT> struct Fp8Cvt;
+template <class QT> struct Fp8Cvt<QT, __nv_fp8_e4m3> {
+  static __device__ __forceinline__ uint4 cvt8(uint2 raw) { return fp8x8_to<QT, __NV_E4M3>(raw); }
+};
+template <class QT> struct Fp8Cvt<QT, __nv_fp8_e5m2> {
+  static __device__ __forceinline__ uint4 cvt8(uint2 raw) { return fp8x8_to<QT, __NV_E5M2>(raw); }
+};
+
+__device__ __forceinline__ unsigned smid() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ std::uint64_t globaltimer() {
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+// A timeline launch's record (one thread of the CTA; spans past the buffer's capacity are dropped, and counted).
+// wgs: the warpgroups that ran the item, or (item -1) that run items in the CTA (ItemSpan::side_role).
+__device__ __forceinline__ void put_span(const KParams& P, std::uint64_t t0, int item, int side, int role, int wgs = 1) {
+  const int k = atomicAdd(P.timeline_count, 1);
+  if (k < P.timeline_cap)
+    P.timeline[k] = ItemSpan{t0, globaltimer(), int(blockIdx.x), int(smid()), item, side | (role << 1) | (wgs << 2)};
+}
+
+// ---- asynchronous copies and ldmatrix (sm_80+) -----------------------------------------------------------
+// The kernels' dynamic shared memory aligned to 1024 bytes (the sm_90a swizzle is of absolute addresses), as an
+// offset added to the array itself: the compiler then still knows every pointer derived from it is shared memory
+// and reads and writes it with LDS / STS. An address rebuilt from an integer is generic to it: through v3.11 every
+// plain access (fp8's conversion of each raw tile above all: a generic LD, then its first use waiting on the long
+// scoreboard, 24 % of the fp8 decode's stall samples) went out as a generic LD / ST (notebook step 19).
+// PODCHECK_SMEM_GENERIC=1 builds v3.11's form, for same-call timing.
+#ifndef PODCHECK_SMEM_GENERIC
+#define PODCHECK_SMEM_GENERIC 0
+#endif
+__device__ __forceinline__ unsigned char* smem_aligned_1024(uint4* raw) {
+#if PODCHECK_SMEM_GENERIC
+  return reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(raw) + 1023) & ~std::uintptr_t(1023));
+#else
+  return reinterpret_cast<unsigned char*>(raw) + ((1024u - (smem_u32(raw) & 1023u)) & 1023u);
+#endif
+}
+// 16 bytes global -> shared (dst: a 32-bit shared-space address), L2 only; valid == false writes 16 zero bytes
+// and reads nothing. 8 bytes: fp8 KV (strides are multiples of 8 elements = 8 bytes, not always 16).
+// Each copy asks L2 to fetch the whole 128-byte line it falls in (PODCHECK_CP_L2 = 128, from v3.6; 0: no hint, as
+// v3.5; 256). A warp's copies cover whole lines anyway, so the hint changes no byte read. With it the decode alone
+// is 2-5 % faster, with 256 bytes slower than with none (notebook step 11); why is not known: ncu puts the decode's
+// L2 hit rate at 48 % with the hint, 35 % without (FlashInfer's decode: 2 %; step 12).
+#ifndef PODCHECK_CP_L2
+#define PODCHECK_CP_L2 128
+#endif
+#if PODCHECK_CP_L2 == 128
+#define PODCHECK_CP_HINT ".L2::128B"
+#elif PODCHECK_CP_L2 == 256
+#define PODCHECK_CP_HINT ".L2::256B"
+#elif PODCHECK_CP_L2 == 0
+#define PODCHECK_CP_HINT ""
+#else
+#error "PODCHECK_CP_L2: 0, 128 or 256"
+#endif
+__device__ __forceinline__ void cp_async16(std::uint32_t dst, const void* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global" PODCHECK_CP_HINT " [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(valid ? 16 : 0)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async8(std::uint32_t dst, const void* src, bool valid) {
+  asm volatile("cp.async.ca.shared.global" PODCHECK_CP_HINT " [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src),
+               "r"(valid ? 8 : 0)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// ---- shared-memory layouts (bytes; every block a multiple of 16) --------------------------------------------
+// 16-bit KV tiles are stored padded (row = D + 8 elements: ldmatrix rows fall on distinct banks) and read by
+// ldmatrix directly. fp8 KV is copied raw (dense rows of D bytes) into the stages and converted (exactly) by
+// the thread that copied it into one padded 16-bit tile after the copy completed.
+// PODCHECK_FP8_WG = 0: fp8 KV's prefill on mma.sync, as up to v3.9 (a build switch for same-call comparisons,
+// notebook step 16); 1: on wgmma from the converted tile (prefill_item's WG8)
+#ifndef PODCHECK_FP8_WG
+#define PODCHECK_FP8_WG 1
+#endif
+template <int D> constexpr int kDecStages = D == 64 ? 3 : 2;  // per-warp cp.async stages of the decode path
+// v3.11: the fp8 decode copies 16-byte chunks of 16 elements where the KV's pointers and strides allow it
+// (SideDev::kv_wide; every layout podcheck's generator builds), half the copy instructions of 8-byte chunks, and
+// through L2 only (cp.async.cg) as 16-bit KV's are; else, or with PODCHECK_CUDA_FP8_WIDE=0, 8-byte chunks (v3.10's).
+template <int D> constexpr int kPreKV = D == 64 ? 64 : 32;      // prefill KV tile, mma.sync path (tokens; smem)
+// the sm_90a wgmma prefill's KV tile: Q lives in registers there, so stage 1 overlays the Q tile (Smem::wg_bytes)
+template <int D> constexpr int kPreKVWg = 64;
+template <int D> constexpr int tile16_bytes(int ntok) { return ntok * (D + 8) * 2; }  // one padded 16-bit tile
+template <int D, class KVT> constexpr int stage_bytes(int ntok) {                      // K + V of one stage
+  return sizeof(KVT) == 1 ? 2 * ntok * D : 2 * tile16_bytes<D>(ntok);
+}
+template <int D, class KVT> struct Smem {
+  static constexpr int SD = D + 8;
+  static constexpr bool kConv = sizeof(KVT) == 1;
+  static constexpr int tile16(int ntok) { return tile16_bytes<D>(ntok); }
+  static constexpr int stage(int ntok) { return stage_bytes<D, KVT>(ntok); }
+  // prefill: Q [64][SD] | 2 stages of kPreKV tokens | (fp8) converted K, V
+  static constexpr int pre_q = tile16_bytes<D>(kTileQ);
+  static constexpr int pre_bytes =
+      pre_q + 2 * stage_bytes<D, KVT>(kPreKV<D>) + (kConv ? 2 * tile16_bytes<D>(kPreKV<D>) : 0);
+  // decode: Q [16][SD] | per warp: kDecStages<D> stages | (fp8) converted K, V; the warp's merge scratch
+  // (fp32 O [16][SD], m[16], d[16]) overlays its own region once its pipeline is drained.
+  static constexpr int dec_q = tile16_bytes<D>(kTileQDecode);
+  // (the warp-specialised fused kernel's decode warpgroups choose their own ring depth: dec_warp_of, dec_bytes_of)
+  static constexpr int dec_warp_of(int ns) {
+    return ns * stage_bytes<D, KVT>(kTileKVDecode) + (kConv ? 2 * tile16_bytes<D>(kTileKVDecode) : 0);
+  }
+  static constexpr int dec_bytes_of(int ns) { return dec_q + kWarps * dec_warp_of(ns); }
+  static constexpr int dec_warp = dec_warp_of(kDecStages<D>);
+  static constexpr int dec_scratch = kTileQDecode * SD * 4 + 2 * kTileQDecode * 4;
+  static constexpr int dec_bytes = dec_bytes_of(kDecStages<D>);
+  // prefill on the sm_90a path (16-bit KV, head_dim 64 / 128): 2 stages of K, V as [TK][64]-element blocks with
+  // the 128-byte swizzle (no padding; every block 1024-byte aligned), laid out [stage 1 | stage 0]: the Q tile
+  // (padded, as above) is written at offset 0, read once into the warps' registers, and then stage 1 (at least as
+  // large) takes its place, so the Q tile costs no shared memory of its own
+  static constexpr int wg_block = kPreKVWg<D> * D * 2;  // one of K or V in a stage
+  static constexpr int wg_bytes = 2 * 2 * wg_block;
+  static_assert(pre_q % 1024 == 0 && wg_block % 1024 == 0, "1024-byte aligned swizzled blocks");
+  static_assert(2 * wg_block >= pre_q, "stage 1 covers the Q tile it overlays");
+  // + 1024: the kernel aligns its dynamic shared memory to 1024 bytes (the swizzle is of absolute addresses)
+  static constexpr int bytes =
+      1024 + (pre_bytes > dec_bytes ? (pre_bytes > wg_bytes ? pre_bytes : wg_bytes) : (dec_bytes > wg_bytes ? dec_bytes : wg_bytes));
+  static_assert(dec_scratch <= dec_warp_of(2), "decode merge scratch must fit in a warp's stage region");
+  static_assert(pre_q % 16 == 0 && dec_q % 16 == 0 && dec_warp % 16 == 0 && stage_bytes<D, KVT>(16) % 16 == 0,
+                "16-byte alignment of every block");
+};
+
+// Where one KV head's tokens of one request live, resolved once per work item: the head's base pointers
+// and the request's page indices. Strides and the page size stay in the kernel's parameters (constant bank:
+// the item functions get their side by a compile-time index, so they are instruction operands, not registers).
+struct KvSrc {
+  const unsigned char* k;
+  const unsigned char* v;
+  const std::int32_t* pages;
+};
+template <class KVT>
+__device__ __forceinline__ KvSrc kv_src(const SideDev& SDv, int page_base, int kv_head) {
+  const pod_kv& kv = SDv.s.kv;
+  KvSrc r;
+  r.k = static_cast<const unsigned char*>(kv.k) + kv_head * kv.k_stride_head * (std::int64_t)sizeof(KVT);
+  r.v = static_cast<const unsigned char*>(kv.v) + kv_head * kv.v_stride_head * (std::int64_t)sizeof(KVT);
+  r.pages = kv.indices + page_base;
+  return r;
+}
+
+// Issues the copies of KV tokens [t0, t0 + NTOK) (tokens >= kv_hi zero-filled, never read) into K/V stage
+// buffers; chunks of 8 elements, chunk c = idx + i * NTHR handled by thread idx of NTHR. CPR divides NTHR,
+// so a thread keeps one column and steps over rows: per row one page lookup (FastDiv, read-only load) and one
+// 32 x 32 -> 64-bit multiply-add for the element offset (V reuses K's when their strides are equal); the head
+// offset is resolved once per item (KvSrc). v3 re-derived the head offset and a signed division per chunk
+// (about two thirds of the decode kernel's instructions), v3.1 still formed two 64 x 64-bit products per row.
+// PV (the decode's warp tiles, NTHR = 32, NTOK = 16, from v3.7): the page numbers come from `pv`, lane j's lookup
+// for token t0 + (j & 15) made one tile ahead (decode_pages), by a shuffle instead of a load per row.
+// XS (the decode's 16-bit tiles, v3.9): rows of D elements, no padding, 16-byte chunk j of row r stored at chunk
+// (j & ~7) | ((j ^ r) & 7) (attend_tile reads them so). kd / vd point at the thread's row0 and its chunk's 128-byte
+// group, `xo` is its chunk's position in the group (bytes) for row0; row0 + i RPP differs from row0 in the bits of
+// i RPP alone (row0 < RPP, a power of 2), so each row's position is xo ^ ((i RPP) & 7) * 16, a constant per row.
+// CE: elements per chunk, 8 (16 bytes of 16-bit KV, 8 of fp8) or 16 (fp8 only: 16 bytes, the decode's wide copies).
+template <int D, int NTOK, int NTHR, class KVT, bool SAME, int ROWB, bool PV = false, bool XS = false, int CE = 8>
+__device__ __forceinline__ void issue_kv_rows(const SideDev& SDv, const KvSrc& src, int t0, int kv_hi,
+                                              std::uint32_t kd, std::uint32_t vd, int row0, int col,
+                                              std::uint32_t pv = 0, std::uint32_t xo = 0) {
+  static_assert(!PV || (NTHR == 32 && NTOK <= 16), "a page vector: one warp, at most 16 rows");
+  static_assert(CE == 8 || (CE == 16 && sizeof(KVT) == 1), "16-element chunks: fp8 only");
+  constexpr int CPR = D / CE;
+  constexpr int RPP = NTHR / CPR;  // rows per pass of all NTHR threads
+  constexpr int E = sizeof(KVT);   // ROWB: bytes from one stage row to the next
+  const unsigned char* kb = src.k + col * E;
+  const unsigned char* vb = src.v + col * E;
+  // at most 8 rows' lookups in flight (16 for D 256 decode would keep 32 more registers live)
+#pragma unroll(NTOK / RPP > 8 ? 8 : NTOK / RPP)
+  for (int i = 0; i < NTOK / RPP; ++i) {
+    const int t = t0 + row0 + i * RPP;
+    const bool ok = t < kv_hi;
+    const int tc = ok ? t : t0;  // t0 < kv_hi: its page exists, so the lookup below stays in range
+    const int q = SDv.ps.div(tc);
+    const std::uint32_t page = PV ? __shfl_sync(0xffffffffu, pv, row0 + i * RPP)
+                                  : static_cast<std::uint32_t>(__ldg(src.pages + q));
+    const std::uint32_t slot = static_cast<std::uint32_t>(SDv.ps.mod(tc, q));
+    const std::uint64_t ko = std::uint64_t(page) * SDv.k_sp + slot * SDv.k_ss;  // elements
+    const std::uint64_t vo = SAME ? ko : std::uint64_t(page) * SDv.v_sp + slot * SDv.v_ss;
+    const unsigned char* ks = kb + ko * E;
+    const unsigned char* vs = vb + vo * E;
+    if constexpr (XS) {
+      static_assert(E == 2 && ROWB == D * 2 && (RPP & (RPP - 1)) == 0, "XS: 16-bit, dense rows, RPP a power of 2");
+      const std::uint32_t x = xo ^ std::uint32_t(((i * RPP) & 7) * 16);
+      cp_async16(kd + i * RPP * ROWB + x, ks, ok);
+      cp_async16(vd + i * RPP * ROWB + x, vs, ok);
+    } else if constexpr (E == 2 || CE == 16) {
+      cp_async16(kd + i * RPP * ROWB, ks, ok);
+      cp_async16(vd + i * RPP * ROWB, vs, ok);
+    } else {
+      cp_async8(kd + i * RPP * ROWB, ks, ok);
+      cp_async8(vd + i * RPP * ROWB, vs, ok);
+    }
+  }
+}
+// SWZ: the sm_90a prefill's layout, [NTOK][64]-element blocks with the 128-byte swizzle (16-bit KV): a thread's
+// rows step by RPP, a multiple of 8, so its chunk's swizzled position is the same in every row it copies.
+// XS: the decode's unpadded, xor-swizzled 16-bit tiles (issue_kv_rows); the stage must be 128-byte aligned.
+template <int D, int NTOK, int NTHR, class KVT, bool SWZ = false, bool PV = false, bool XS = false, int CE = 8>
+__device__ __forceinline__ void issue_kv_tile(const SideDev& SDv, const KvSrc& src, int t0, int kv_hi,
+                                              unsigned char* kdst, unsigned char* vdst, int idx,
+                                              std::uint32_t pv = 0) {
+  constexpr int CPR = D / CE;           // CE-element chunks per token row
+  static_assert(NTHR % CPR == 0, "a thread keeps one column");
+  static_assert(NTOK % (NTHR / CPR) == 0, "whole passes");
+  constexpr int SD = D + 8;
+  constexpr int E = sizeof(KVT);
+  static_assert(!SWZ || (E == 2 && (NTHR / CPR) % 8 == 0), "swizzled rows: 16-bit KV, passes of 8 rows");
+  static_assert(!(SWZ && XS), "one layout");
+  static_assert(CE == 8 || (!SWZ && !XS), "16-element chunks: fp8's dense rows");
+  constexpr int ROWB = SWZ ? 128 : XS ? D * 2 : E == 2 ? SD * 2 : D;
+  const int row0 = idx / CPR, chunk = idx % CPR, col = chunk * CE;
+  const std::uint32_t off = SWZ  ? (chunk / 8) * NTOK * 128 + sm90::swz128(row0, chunk % 8)
+                            : XS ? row0 * ROWB + (chunk / 8) * 128
+                                 : row0 * ROWB + col * E;
+  const std::uint32_t xo = XS ? std::uint32_t(((chunk ^ row0) & 7) * 16) : 0u;
+  const std::uint32_t kd = smem_u32(kdst) + off;
+  const std::uint32_t vd = smem_u32(vdst) + off;
+  if (SDv.kv_same)
+    issue_kv_rows<D, NTOK, NTHR, KVT, true, ROWB, PV, XS, CE>(SDv, src, t0, kv_hi, kd, vd, row0, col, pv, xo);
+  else issue_kv_rows<D, NTOK, NTHR, KVT, false, ROWB, PV, XS, CE>(SDv, src, t0, kv_hi, kd, vd, row0, col, pv, xo);
+}
+// The decode's page vector of the warp tile at t0 (decode_item): lane j looks up the page of token t0 + (j & 15)
+// (tokens past kv_hi: t0's, which exists when t0 < kv_hi). Issued one tile before the copies that use it, so the
+// page-table load's latency is off their path; one load per lane and tile instead of one per row (at page 1,
+// every row its own page). PODCHECK_DEC_PV = 0: v3.6's lookup per row at issue time.
+#ifndef PODCHECK_DEC_PV
+#define PODCHECK_DEC_PV 1
+#endif
+// PODCHECK_DEC_XS = 0: v3.8's padded decode tiles (a build switch for same-call comparisons, notebook step 14)
+#ifndef PODCHECK_DEC_XS
+#define PODCHECK_DEC_XS 1
+#endif
+__device__ __forceinline__ std::uint32_t decode_pages(const SideDev& SDv, const KvSrc& src, int t0, int kv_hi,
+                                                      int lane) {
+  const int t = t0 + (lane & 15);
+  return static_cast<std::uint32_t>(__ldg(src.pages + SDv.ps.div(t < kv_hi ? t : t0)));
+}
+
+// fp8 only: the raw chunks of one NTOK x D tile that thread idx of NTHR copied (issue_kv_tile's mapping, CE
+// elements each), converted and handed to store(row, col, 8 converted elements). Every load of the thread's share
+// first, then the conversions and stores: a store between two loads keeps the next load from being issued before
+// it (for the compiler they may alias), so v3.11's loop had one load in flight per thread, its first use waiting
+// on it (notebook step 19).
+template <int D, int NTOK, int CE, int NTHR, class QT, class KVT, class Store>
+__device__ __forceinline__ void convert_raw_tile(const unsigned char* raw, int idx, Store&& store) {
+  constexpr int CPR = D / CE, H = CE / 8, PER = NTOK * CPR / NTHR;
+  static_assert(CE == 8 || CE == 16, "chunks of 8 or 16 fp8 elements");
+  static_assert(NTOK * CPR % NTHR == 0, "every thread converts the same number of chunks");
+  uint2 r[PER][H];
+#pragma unroll
+  for (int i = 0; i < PER; ++i) {
+    const int c = idx + i * NTHR, row = c / CPR, col = (c % CPR) * CE;
+    if constexpr (H == 2) {
+      const uint4 q = *reinterpret_cast<const uint4*>(raw + row * D + col);
+      r[i][0] = make_uint2(q.x, q.y);
+      r[i][1] = make_uint2(q.z, q.w);
+    } else {
+      r[i][0] = *reinterpret_cast<const uint2*>(raw + row * D + col);
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < PER; ++i) {
+    const int c = idx + i * NTHR, row = c / CPR, col = (c % CPR) * CE;
+#pragma unroll
+    for (int h = 0; h < H; ++h) store(row, col + 8 * h, Fp8Cvt<QT, KVT>::cvt8(r[i][h]));
+  }
+}
+
+// fp8 only: the chunks this thread copied converted to the padded 16-bit tiles (rows of D + 8 elements).
+// CE: elements per chunk (issue_kv_tile's; 16: the decode's wide fp8 copies); NTHR: the threads that copied.
+template <int D, int NTOK, class QT, class KVT, int NTHR, int CE = 8>
+__device__ __forceinline__ void convert_kv_tile(const unsigned char* kraw, const unsigned char* vraw, QT* kt, QT* vt,
+                                                int idx) {
+  constexpr int SD = D + 8;
+  convert_raw_tile<D, NTOK, CE, NTHR, QT, KVT>(
+      kraw, idx, [&](int row, int col, uint4 x) { *reinterpret_cast<uint4*>(kt + row * SD + col) = x; });
+  convert_raw_tile<D, NTOK, CE, NTHR, QT, KVT>(
+      vraw, idx, [&](int row, int col, uint4 x) { *reinterpret_cast<uint4*>(vt + row * SD + col) = x; });
+}
+
+// fp8 only, sm_90a prefill (PODCHECK_FP8_WG): the chunks this thread copied (issue_kv_tile's mapping, as above)
+// converted into wgmma's layout, [NTOK][64]-element blocks with the 128-byte swizzle (K at kt, V at vt, each
+// 1024-byte aligned): what issue_kv_tile<..., SWZ> writes for 16-bit KV, so attend_tile_wg reads it unchanged.
+template <int D, int NTOK, class QT, class KVT, int NTHR>
+__device__ __forceinline__ void convert_kv_tile_swz(const unsigned char* kraw, const unsigned char* vraw,
+                                                    unsigned char* kt, unsigned char* vt, int idx) {
+  auto at = [](int row, int col) { return (col / 64) * NTOK * 128 + sm90::swz128(row, (col / 8) % 8); };
+  convert_raw_tile<D, NTOK, 8, NTHR, QT, KVT>(
+      kraw, idx, [&](int row, int col, uint4 x) { *reinterpret_cast<uint4*>(kt + at(row, col)) = x; });
+  convert_raw_tile<D, NTOK, 8, NTHR, QT, KVT>(
+      vraw, idx, [&](int row, int col, uint4 x) { *reinterpret_cast<uint4*>(vt + at(row, col)) = x; });
+}
+
+// RoPE-LLaMA of a padded 16-bit K tile in shared memory holding tokens t0 .. t0 + NTOK - 1 (rows past the
+// KV end hold zeros and stay zero): pair (row, t) handled by thread idx of nthr. nthr and D/2 divide one
+// another, so each thread keeps to one or a few pairs t and computes their frequencies once.
+template <int D, int NTOK, class QT>
+__device__ __forceinline__ void rope_k_tile(QT* Kt, const SideDev& SDv, int t0, int idx, int nthr) {
+  constexpr int HALF = D / 2, SD = D + 8;
+  const int row_step = nthr >= HALF ? nthr / HALF : 1;
+  for (int t = idx % HALF; t < HALF; t += nthr) {
+    const double f = rope_freq<D>(SDv, t);
+    for (int row = nthr >= HALF ? idx / HALF : 0; row < NTOK; row += row_step) {
+      QT* k = Kt + row * SD;
+      float x0 = to_f(k[t]), x1 = to_f(k[t + HALF]);
+      rope_pair(x0, x1, static_cast<double>(t0 + row) * f);
+      k[t] = from_f<QT>(x0);
+      k[t + HALF] = from_f<QT>(x1);
+    }
+  }
+}
+
+// One warp: its 16 query rows (Qw, padded rows) against NTOK KV tokens starting at t0 (Kt, Vt padded 16-bit
+// tiles), online softmax in the log2 domain, O += P V with P rounded to the query dtype; mma.sync m16n8k16
+// with ldmatrix fragments. m: row maxima of the scaled logits (rows gq, gq + 8). d: row sums of the rounded
+// weights as an mma accumulator (d[0] = d[1]: row gq, d[2] = d[3]: row gq + 8; every lane holds its rows'
+// whole sums): the weights PV uses, summed in fp32 by the tensor core. XS: Kt, Vt in the decode's unpadded
+// xor-swizzled layout (issue_kv_rows); every ldmatrix row address below has row & 7 == lane & 7, so a chunk's
+// stored position is the chunk xor (lane & 7).
+template <int D, int NTOK, class QT, bool F, bool XS = false>
+__device__ __forceinline__ void attend_tile(const QT* Qw, const QT* Kt, const QT* Vt, int t0, const RowMask& M,
+                                            float (&o)[D / 8][4], float (&m)[2], float (&d)[4], int lane) {
+  constexpr int SD = D + 8;
+  constexpr int KP = XS ? D : SD;  // K / V tile row pitch (elements)
+  const int xl = XS ? (lane & 7) : 0;
+  constexpr int NN = NTOK / 8;
+  constexpr int NT_D = D / 8;
+  float s[NN][4];
+#pragma unroll
+  for (int n = 0; n < NN; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    std::uint32_t a[4];
+    ldsm_x4(a, Qw + (lane & 15) * SD + kk * 16 + (lane >> 4) * 8);
+#pragma unroll
+    for (int nb = 0; nb < NN / 2; ++nb) {
+      std::uint32_t b[4];
+      ldsm_x4(b, Kt + (nb * 16 + (lane & 7) + (lane >> 4) * 8) * KP + ((kk * 2 + ((lane >> 3) & 1)) ^ xl) * 8);
+      mma16816<QT>(s[2 * nb], a, b);
+      mma16816<QT>(s[2 * nb + 1], a, b + 2);
+    }
+  }
+  float alpha[2];
+  std::uint32_t pa[NTOK / 16][4];  // P as A fragments, one per 16-token k-step
+  if (softmax_tile<NTOK, QT, F>(s, t0, M, m, alpha, pa, lane)) rescale<D>(o, d, alpha);
+#pragma unroll
+  for (int kk = 0; kk < NTOK / 16; ++kk) {
+#pragma unroll
+    for (int n = 0; n < NT_D; n += 2) {
+      std::uint32_t b[4];
+      ldsm_x4_trans(b, Vt + (kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * KP + ((n + (lane >> 4)) ^ xl) * 8);
+      mma16816<QT>(o[n], pa[kk], b);
+      mma16816<QT>(o[n + 1], pa[kk], b + 2);
+    }
+  }
+  row_sums<NTOK, QT>(d, pa);
+}
+
+#if PODCHECK_WGMMA
+// The sm_90a variant for one warpgroup (the CTA's 4 warps, 64 rows): S = Q K^T and O += P V on wgmma
+// m64nNk16 with A from registers (qf: the warp's Q fragments, loaded once per item; pa: the softmax's P) and
+// B from the swizzled K / V stage (kernels/pod/wgmma_sm90.cuh: [TK][64]-element blocks, 1024-byte aligned).
+// Same softmax, masks, rescale and row sums as attend_tile, so the same numerics up to the order of the
+// tensor core's additions. Every warp of the CTA must call it (wgmma is warpgroup-wide); a warp whose rows are
+// past the request computes on zero Q rows and writes nothing.
+template <int D, int NTOK, class QT>
+__device__ __forceinline__ void attend_tile_wg(const std::uint32_t (&qf)[D / 16][4], std::uint32_t kaddr,
+                                               std::uint32_t vaddr, int t0, const RowMask& M, float (&o)[D / 8][4],
+                                               float (&m)[2], float (&d)[4], int lane) {
+  using namespace sm90;
+  constexpr int NN = NTOK / 8;
+  float s[NN][4];
+#pragma unroll
+  for (int n = 0; n < NN; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+  wg_pin<NN * 4>(&s[0][0]);
+  wg_fence();
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk)
+    Wgmma<QT, NTOK>::template run<0>(&s[0][0], qf[kk], desc_k_major(kaddr + (kk / 4) * NTOK * 128 + (kk % 4) * 32),
+                                     kk > 0);
+  wg_commit();
+  wg_wait<0>();
+  wg_pin<NN * 4>(&s[0][0]);
+  float alpha[2];
+  std::uint32_t pa[NTOK / 16][4];
+  if (softmax_tile<NTOK, QT, false>(s, t0, M, m, alpha, pa, lane)) rescale<D>(o, d, alpha);
+  wg_pin<D / 2>(&o[0][0]);
+  wg_fence();  // O was last written by ordinary instructions (the rescale, or zeros)
+#pragma unroll
+  for (int kk = 0; kk < NTOK / 16; ++kk)
+    Wgmma<QT, D>::template run<1>(&o[0][0], pa[kk], desc_mn_major(vaddr + kk * 16 * 128, NTOK * 128), 1);
+  wg_commit();
+  row_sums<NTOK, QT>(d, pa);  // mma.sync beside the asynchronous PV (both only read pa)
+  wg_wait<0>();
+  wg_pin<D / 2>(&o[0][0]);
+  wg_keep<NTOK / 4>(&pa[0][0]);
+}
+#endif
+
+// Where one packed row's results go, resolved once per row: its output row (or, for a split item, its
+// fp32 partial row), the factor that normalises O (and applies v_scale to a final output), and its LSE.
+template <int D, class QT>
+struct RowOut {
+  float* part;      // split item: the partial O row; null: the final output row `out`
+  QT* out;
+  float f;          // 1 / d (partial) or v_scale / d (final); 0 for a row that saw no key
+  float* lse_dst;   // null: the case records no LSE
+  float lse;
+  __device__ __forceinline__ void put(int col, float a0, float a1) const {  // columns col, col + 1
+    if (part) *reinterpret_cast<float2*>(part + col) = make_float2(a0 * f, a1 * f);
+    else *reinterpret_cast<std::uint32_t*>(out + col) = Pack2<QT>::pack(a0 * f, a1 * f);
+  }
+  __device__ __forceinline__ void put1(int col, float a) const {  // column col alone
+    if (part) part[col] = a * f;
+    else out[col] = from_f<QT>(a * f);
+  }
+  __device__ __forceinline__ void put_lse() const {
+    if (lse_dst) *lse_dst = lse;
+  }
+};
+template <int D, class QT>
+__device__ __forceinline__ RowOut<D, QT> row_out(const KParams& P, const SideDev& SDv, const WorkItem& it, int q_start,
+                                                 int qo_len, int prow, float mrow, float drow) {
+  const pod_side& S = SDv.s;
+  const int i = P.gdiv.div(prow);
+  const int h = it.kv_head * P.group + P.gdiv.mod(prow, i);
+  const bool empty = !(drow > 0.f);
+  const float lse2 = empty ? -INFINITY : mrow + log2f(drow);
+  const float inv = empty ? 0.f : 1.f / drow;
+  RowOut<D, QT> r;
+  if (it.nchunks > 1) {
+    const std::int64_t e = SDv.part_base[it.request] + ((std::int64_t)it.chunk * qo_len + i) * P.num_qo_heads + h;
+    r.part = SDv.part_o + e * D;
+    r.out = nullptr;
+    r.f = inv;
+    r.lse_dst = SDv.part_lse + e;
+    r.lse = lse2;
+  } else {
+    r.part = nullptr;
+    r.out = static_cast<QT*>(S.o) + (std::int64_t)(q_start + i) * S.o_stride_row + (std::int64_t)h * S.o_stride_head;
+    r.f = inv * S.v_scale;
+    r.lse_dst = S.lse ? S.lse + (std::int64_t)(q_start + i) * S.lse_stride_row + h : nullptr;
+    r.lse = P.lse_base_e ? (empty ? -INFINITY : lse2 * 0.69314718055994531f) : lse2;
+  }
+  return r;
+}
+
+// Loads packed query rows [row_begin, row_begin + rows) into padded smem rows (zeros past the request).
+template <int D, class QT>
+__device__ __forceinline__ void load_q_tile(const pod_side& S, int q_start, int packed, const FastDiv& gd, int kv_head,
+                                            int row_begin, int rows, QT* Qs, int tid) {
+  constexpr int SD = D + 8;
+  for (int c = tid; c < rows * (D / 8); c += kThreads) {
+    const int row = c / (D / 8), col = (c % (D / 8)) * 8;
+    const int pr = row_begin + row;
+    uint4 v = make_uint4(0, 0, 0, 0);
+    if (pr < packed) {
+      const int i = gd.div(pr), h = kv_head * gd.d + gd.mod(pr, i);
+      v = *reinterpret_cast<const uint4*>(static_cast<const QT*>(S.q) + (std::int64_t)(q_start + i) * S.q_stride_row +
+                                          (std::int64_t)h * S.q_stride_head + col);
+    }
+    *reinterpret_cast<uint4*>(Qs + row * SD + col) = v;
+  }
+}
+
+// RoPE-LLaMA variant of load_q_tile: each query row rotated at its position i + L - qo_len (pairs t, t + D/2),
+// in float with the angle reduced in double, then rounded to the query dtype (zeros past the request).
+template <int D, class QT>
+__device__ __forceinline__ void load_q_tile_rope(const SideDev& SDv, int q_start, int packed, const FastDiv& gd,
+                                                 int kv_head, int pos_off, int row_begin, int rows, QT* Qs, int tid) {
+  constexpr int HALF = D / 2, SD = D + 8;
+  const pod_side& S = SDv.s;
+  const int row_step = kThreads >= HALF ? kThreads / HALF : 1;
+  for (int t = tid % HALF; t < HALF; t += kThreads) {
+    const double f = rope_freq<D>(SDv, t);
+    for (int row = kThreads >= HALF ? tid / HALF : 0; row < rows; row += row_step) {
+      const int pr = row_begin + row;
+      float x0 = 0.f, x1 = 0.f;
+      if (pr < packed) {
+        const int i = gd.div(pr), h = kv_head * gd.d + gd.mod(pr, i);
+        const QT* q = static_cast<const QT*>(S.q) + (std::int64_t)(q_start + i) * S.q_stride_row +
+                      (std::int64_t)h * S.q_stride_head;
+        x0 = to_f(q[t]);
+        x1 = to_f(q[t + HALF]);
+        rope_pair(x0, x1, static_cast<double>(i + pos_off) * f);
+      }
+      Qs[row * SD + t] = from_f<QT>(x0);
+      Qs[row * SD + t + HALF] = from_f<QT>(x1);
+    }
+  }
+}
+
+// What both roles derive from a work item: its request's extents and the KV range its rows can see.
+struct ItemCtx {
+  int r, q_start, qo_len, Lr, g, packed, page_base;
+  int kv_lo, kv_hi;  // the item's chunk, narrowed by the causal and window bounds of its rows
+};
+__device__ __forceinline__ ItemCtx item_ctx(const KParams& P, const SideDev& SDv, const WorkItem& it, int tile_rows) {
+  const pod_side& S = SDv.s;
+  ItemCtx c;
+  c.r = it.request;
+  c.q_start = S.qo_indptr[c.r];
+  c.qo_len = S.qo_indptr[c.r + 1] - c.q_start;
+  c.Lr = SDv.kv_len[c.r];
+  c.g = P.group;
+  c.packed = c.qo_len * c.g;
+  c.page_base = S.kv.indptr[c.r];
+  const int i_min = it.row_begin / c.g;
+  const int i_max = (min(c.packed, it.row_begin + tile_rows) - 1) / c.g;
+  c.kv_lo = it.kv_begin;
+  c.kv_hi = it.kv_end;
+  if (S.mask_mode == POD_MASK_CAUSAL) c.kv_hi = min(c.kv_hi, max(0, i_max + c.Lr - c.qo_len + 1));
+  if (S.window_left >= 0) c.kv_lo = max(c.kv_lo, i_min + c.Lr - c.qo_len - S.window_left);
+  return c;
+}
+// The mask and logit transform of the 16-row block starting at packed row row0.
+__device__ __forceinline__ RowMask row_mask(const SideDev& SDv, const ItemCtx& c, const FastDiv& gd, int kv_head,
+                                            int row0) {
+  RowMask M;
+  M.S = &SDv.s;
+  M.r = c.r;
+  M.packed = c.packed;
+  M.qo_len = c.qo_len;
+  M.L = c.Lr;
+  M.kv_hi = c.kv_hi;
+  M.scale_log2 = SDv.scale_log2;
+  M.X = (SDv.alibi || SDv.cap > 0.f) ? &SDv : nullptr;
+  M.kv_head = kv_head;
+  M.g = c.g;
+  M.set_rows(row0, gd);
+  return M;
+}
+// The item's query tile into shared memory (rotated with RoPE).
+template <int D, class QT, bool F>
+__device__ __forceinline__ void load_q(const SideDev& SDv, const ItemCtx& c, const FastDiv& gd, int kv_head,
+                                       int row_begin, int rows, QT* Qs, int tid) {
+  if (F && SDv.rope)
+    load_q_tile_rope<D, QT>(SDv, c.q_start, c.packed, gd, kv_head, c.Lr - c.qo_len, row_begin, rows, Qs, tid);
+  else
+    load_q_tile<D, QT>(SDv.s, c.q_start, c.packed, gd, kv_head, row_begin, rows, Qs, tid);
+}
+
+// ---- prefill item: 64 packed rows (16 per warp), KV tiles of kPreKV tokens shared by the CTA, double-buffered --
+template <int D, class QT, class KVT, bool F>
+__device__ __forceinline__ void prefill_item(const KParams& P, const SideDev& SDv, const WorkItem& it,
+                                             unsigned char* smem, int tid) {
+  using L = Smem<D, KVT>;
+  constexpr int SD = D + 8;
+  constexpr int NT_D = D / 8;
+  // sm_90a: S = Q K^T and O += P V on wgmma (attend_tile_wg) without the feature paths at head_dim 64 / 128: from
+  // swizzled stages for 16-bit KV (WG16), from the converted tile in the same swizzled layout for fp8 KV (WG8,
+  // notebook step 16; the raw stages and the converted tile of the mma.sync path, kPreKV tokens, so the shared
+  // memory layout is unchanged); everything else (and every other architecture) on mma.sync.
+  constexpr bool WG16 = PODCHECK_WGMMA && !F && !L::kConv && (D == 64 || D == 128);
+  constexpr bool WG8 = PODCHECK_WGMMA && PODCHECK_FP8_WG && !F && L::kConv && (D == 64 || D == 128);
+  constexpr bool WG = WG16 || WG8;
+  constexpr int TK = WG16 ? kPreKVWg<D> : kPreKV<D>;
+  const int warp = tid >> 5, lane = tid & 31, tq = lane & 3;
+  const ItemCtx c = item_ctx(P, SDv, it, kTileQ);
+  const int packed = c.packed, kv_lo = c.kv_lo, kv_hi = c.kv_hi;
+
+  QT* Qs = reinterpret_cast<QT*>(smem);
+  unsigned char* stage0 = smem + L::pre_q;
+  QT* Kc = reinterpret_cast<QT*>(smem + L::pre_q + 2 * L::stage(TK));  // fp8: converted tiles
+  QT* Vc = Kc + TK * SD;
+  // WG8: the converted K and V as swizzled blocks (TK x D x 2 bytes each) in the converted tiles' room
+  unsigned char* kc8 = reinterpret_cast<unsigned char*>(Kc);
+  unsigned char* vc8 = kc8 + TK * D * 2;
+  static_assert(!WG8 || ((L::pre_q + 2 * L::stage(TK)) % 1024 == 0 && (TK * D * 2) % 1024 == 0 &&
+                         2 * TK * D * 2 <= 2 * L::tile16(TK)),
+                "WG8: the converted blocks 1024-byte aligned, within the converted tiles' room");
+  (void)kc8;
+  (void)vc8;
+  auto stage_k = [&](int s) { return WG16 ? smem + (s ^ 1) * 2 * L::wg_block : stage0 + s * L::stage(TK); };
+  auto stage_v = [&](int s) {
+    return WG16 ? smem + (s ^ 1) * 2 * L::wg_block + L::wg_block
+              : stage0 + s * L::stage(TK) + (L::kConv ? TK * D : L::tile16(TK));
+  };
+  std::uint32_t qf[WG ? D / 16 : 1][4];  // sm_90a: the warp's Q fragments (wgmma's A), loaded once per item
+  (void)qf;
+
+  load_q<D, QT, F>(SDv, c, P.gdiv, it.kv_head, it.row_begin, kTileQ, Qs, tid);
+  const int n_tiles = kv_hi > kv_lo ? (kv_hi - kv_lo + TK - 1) / TK : 0;
+
+  float o[NT_D][4];
+#pragma unroll
+  for (int n = 0; n < NT_D; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
+  float m[2] = {-INFINITY, -INFINITY}, d[4] = {0.f, 0.f, 0.f, 0.f};
+  const int wrow0 = it.row_begin + warp * 16;
+  const bool warp_active = wrow0 < packed;
+  const RowMask M = row_mask(SDv, c, P.gdiv, it.kv_head, wrow0);
+
+  const KvSrc src = kv_src<KVT>(SDv, c.page_base, it.kv_head);
+  if (n_tiles > 0) issue_kv_tile<D, TK, kThreads, KVT, WG16>(SDv, src, kv_lo, kv_hi, stage_k(0), stage_v(0), tid);
+  cp_async_commit();
+#if PODCHECK_WGMMA
+  if constexpr (WG) {  // the warp's Q fragments into registers; then stage 1 may overwrite the Q tile
+    __syncthreads();
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) ldsm_x4(qf[kk], Qs + (warp * 16 + (lane & 15)) * SD + kk * 16 + (lane >> 4) * 8);
+    __syncthreads();
+  }
+#endif
+  for (int k = 0; k < n_tiles; ++k) {
+    const int s = k & 1;
+    // Stage s ^ 1 was last read in iteration k - 1, which ended with a barrier.
+    if (k + 1 < n_tiles)
+      issue_kv_tile<D, TK, kThreads, KVT, WG16>(SDv, src, kv_lo + (k + 1) * TK, kv_hi, stage_k(s ^ 1), stage_v(s ^ 1),
+                                               tid);
+    cp_async_commit();
+    cp_async_wait<1>();  // this thread's copies of tile k are done
+    const QT* Kt;
+    const QT* Vt;
+    if constexpr (WG8) {
+      convert_kv_tile_swz<D, TK, QT, KVT, kThreads>(stage_k(s), stage_v(s), kc8, vc8, tid);
+      Kt = Kc;
+      Vt = Vc;
+    } else if constexpr (L::kConv) {
+      convert_kv_tile<D, TK, QT, KVT, kThreads>(stage_k(s), stage_v(s), Kc, Vc, tid);
+      Kt = Kc;
+      Vt = Vc;
+    } else {
+      Kt = reinterpret_cast<const QT*>(stage_k(s));
+      Vt = reinterpret_cast<const QT*>(stage_v(s));
+    }
+    // this thread's cp.async data (WG16) or converted stores (WG8) visible to wgmma's operand reads
+    if constexpr (WG) sm90::fence_async_smem();
+    __syncthreads();  // every thread's copies (and the Q tile) visible
+    if (F && SDv.rope) {  // pairs (t, t + D/2) were copied by different threads: rotate after the barrier
+      rope_k_tile<D, TK, QT>(const_cast<QT*>(Kt), SDv, kv_lo + k * TK, tid, kThreads);
+      __syncthreads();
+    }
+#if PODCHECK_WGMMA
+    if constexpr (WG) {  // every warp: wgmma is warpgroup-wide (rows past the request compute on zeros)
+      attend_tile_wg<D, TK, QT>(qf, smem_u32(WG8 ? kc8 : stage_k(s)), smem_u32(WG8 ? vc8 : stage_v(s)), kv_lo + k * TK,
+                                M, o, m, d, lane);
+    } else
+#endif
+    if (warp_active) attend_tile<D, TK, QT, F>(Qs + warp * 16 * SD, Kt, Vt, kv_lo + k * TK, M, o, m, d, lane);
+    __syncthreads();  // tile consumed before its stage (and the converted tile) is overwritten
+  }
+  cp_async_wait<0>();
+
+  if (warp_active) {
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr) {
+      if (M.prow[hr] >= packed) continue;
+      const RowOut<D, QT> w = row_out<D, QT>(P, SDv, it, c.q_start, c.qo_len, M.prow[hr], m[hr], d[2 * hr]);
+#pragma unroll
+      for (int n = 0; n < NT_D; ++n) w.put(n * 8 + 2 * tq, o[n][hr * 2], o[n][hr * 2 + 1]);
+      if (tq == 0) w.put_lse();
+    }
+  }
+}
+
+// ---- decode item: 16 packed rows shared by the 4 warps; each warp streams its own KV tiles of 16 tokens ----
+// (tiles warp, warp + 4, ...) through a kDecStages-deep cp.async ring and keeps its own softmax state; the
+// four states are merged through shared memory (fp32, by LSE) at the end of the item.
+// The decode item's meeting points: the CTA (bar 0, the fused kernel's 128-thread CTAs) or named barrier `bar` of
+// one warpgroup (the warp-specialised fused kernel, whose warpgroups run decode items on their own).
+__device__ __forceinline__ void group_sync(int bar) {
+  if (bar == 0) __syncthreads();
+  else asm volatile("bar.sync %0, 128;\n" ::"r"(bar) : "memory");
+}
+
+// tid: 0 .. 127 within the group that runs the item; smem: the group's own decode region (Smem::dec_bytes_of(NS)).
+// STAGES: each warp's ring depth (0: kDecStages<D>, the fused kernel's).
+template <int D, class QT, class KVT, bool F, int STAGES = 0>
+__device__ __forceinline__ void decode_item(const KParams& P, const SideDev& SDv, const WorkItem& it,
+                                            unsigned char* smem, int tid, int bar = 0) {
+  using L = Smem<D, KVT>;
+  constexpr int SD = D + 8;
+  constexpr int NT_D = D / 8;
+  constexpr int NS = STAGES > 0 ? STAGES : kDecStages<D>;
+  constexpr int WB = L::dec_warp_of(NS);  // one warp's region
+  constexpr int T = kTileKVDecode;
+  const int warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
+  const ItemCtx c = item_ctx(P, SDv, it, kTileQDecode);
+  const int packed = c.packed, kv_lo = c.kv_lo, kv_hi = c.kv_hi;
+
+  QT* Qs = reinterpret_cast<QT*>(smem);
+  unsigned char* wbase = smem + L::dec_q + warp * WB;
+  QT* Kc = reinterpret_cast<QT*>(wbase + NS * L::stage(T));  // fp8: converted tiles
+  QT* Vc = Kc + T * SD;
+  auto stage_k = [&](int s) { return wbase + s * L::stage(T); };
+  auto stage_v = [&](int s) { return wbase + s * L::stage(T) + (L::kConv ? T * D : L::tile16(T)); };
+
+  load_q<D, QT, F>(SDv, c, P.gdiv, it.kv_head, it.row_begin, kTileQDecode, Qs, tid);
+  const int n_all = kv_hi > kv_lo ? (kv_hi - kv_lo + T - 1) / T : 0;
+  const int nt = n_all > warp ? (n_all - warp + kWarps - 1) / kWarps : 0;  // this warp's tiles
+  auto tile_start = [&](int k) { return kv_lo + (warp + k * kWarps) * T; };
+
+  float o[NT_D][4];
+#pragma unroll
+  for (int n = 0; n < NT_D; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
+  float m[2] = {-INFINITY, -INFINITY}, d[4] = {0.f, 0.f, 0.f, 0.f};
+  const RowMask M = row_mask(SDv, c, P.gdiv, it.kv_head, it.row_begin);
+
+  const KvSrc src = kv_src<KVT>(SDv, c.page_base, it.kv_head);
+  // Tile k's copies (warp-uniform: k < nt); with the page vector, the next tile's pages are looked up after them.
+  constexpr bool PV = PODCHECK_DEC_PV != 0 && T == 16;
+  // v3.9: 16-bit tiles without features stored unpadded and xor-swizzled (XS), so each token row's copy lands in
+  // whole 128-byte segments of shared memory (notebook step 14); fp8 (converted tiles) and RoPE (rewritten in
+  // place) keep the padded rows
+  constexpr bool XS = PODCHECK_DEC_XS != 0 && !L::kConv && !F;
+  static_assert(!XS || (L::dec_q % 128 == 0 && WB % 128 == 0 && L::stage(T) % 128 == 0 && L::tile16(T) % 128 == 0),
+                "XS: every warp's stage rows start on 128-byte boundaries (the region itself is 128-byte aligned)");
+  std::uint32_t pv = PV && nt > 0 ? decode_pages(SDv, src, tile_start(0), kv_hi, lane) : 0u;
+  // fp8 in 16-element chunks where the KV allows (warp-uniform): the copies and the conversion share the mapping
+  const bool wide = L::kConv && SDv.kv_wide;
+  constexpr int CE = L::kConv ? 16 : 8;  // the wide copies' chunk (16-bit KV: never wide)
+  auto issue = [&](int k) {
+    if (wide)
+      issue_kv_tile<D, T, 32, KVT, false, PV, false, CE>(SDv, src, tile_start(k), kv_hi, stage_k(k % NS),
+                                                         stage_v(k % NS), lane, pv);
+    else
+      issue_kv_tile<D, T, 32, KVT, false, PV, XS>(SDv, src, tile_start(k), kv_hi, stage_k(k % NS), stage_v(k % NS),
+                                                  lane, pv);
+    if (PV && k + 1 < nt) pv = decode_pages(SDv, src, tile_start(k + 1), kv_hi, lane);
+  };
+  // Prologue: NS - 1 tiles in flight (one commit group per tile slot, empty groups past the end).
+#pragma unroll
+  for (int s = 0; s < NS - 1; ++s) {
+    if (s < nt) issue(s);
+    cp_async_commit();
+  }
+  group_sync(bar);  // the Q tile is visible to every warp
+  for (int k = 0; k < nt; ++k) {
+    __syncwarp();  // every lane is done with tile k - 1 (its stage is refilled next, the converted tile too)
+    const int kn = k + NS - 1;
+    if (kn < nt) issue(kn);
+    cp_async_commit();
+    cp_async_wait<NS - 1>();  // this lane's copies of tile k are done
+    const int s = k % NS;
+    const QT* Kt;
+    const QT* Vt;
+    if constexpr (L::kConv) {
+      if (wide) convert_kv_tile<D, T, QT, KVT, 32, 16>(stage_k(s), stage_v(s), Kc, Vc, lane);
+      else convert_kv_tile<D, T, QT, KVT, 32>(stage_k(s), stage_v(s), Kc, Vc, lane);
+      Kt = Kc;
+      Vt = Vc;
+    } else {
+      Kt = reinterpret_cast<const QT*>(stage_k(s));
+      Vt = reinterpret_cast<const QT*>(stage_v(s));
+    }
+    __syncwarp();  // all lanes' copies (converted stores) of tile k visible to the warp
+    if (F && SDv.rope) {
+      rope_k_tile<D, T, QT>(const_cast<QT*>(Kt), SDv, tile_start(k), lane, 32);
+      __syncwarp();
+    }
+    attend_tile<D, T, QT, F, XS>(Qs, Kt, Vt, tile_start(k), M, o, m, d, lane);
+  }
+  cp_async_wait<0>();
+  __syncwarp();  // the warp's stages are free: its merge scratch overlays them
+
+  float* so = reinterpret_cast<float*>(wbase);  // [16][SD] fp32, then m[16], d[16]
+  float* sm = so + kTileQDecode * SD;
+  float* sdd = sm + kTileQDecode;
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr) {
+    const int row = gq + 8 * hr;
+#pragma unroll
+    for (int n = 0; n < NT_D; ++n)
+      *reinterpret_cast<float2*>(so + row * SD + n * 8 + 2 * tq) = make_float2(o[n][hr * 2], o[n][hr * 2 + 1]);
+    if (tq == 0) {
+      sm[row] = m[hr];
+      sdd[row] = d[2 * hr];
+    }
+  }
+  group_sync(bar);  // all four warps' states in shared memory
+
+  for (int e = tid; e < kTileQDecode * (D / 2); e += kThreads) {
+    const int row = e / (D / 2), col = (e % (D / 2)) * 2;
+    const int prow = it.row_begin + row;
+    if (prow >= packed) continue;
+    float mw[kWarps], mxw = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      mw[w] = reinterpret_cast<const float*>(smem + L::dec_q + w * WB)[kTileQDecode * SD + row];
+      mxw = fmaxf(mxw, mw[w]);
+    }
+    float dsum = 0.f, a0 = 0.f, a1 = 0.f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      const float* wo = reinterpret_cast<const float*>(smem + L::dec_q + w * WB);
+      const float f = (mw[w] == -INFINITY) ? 0.f : exp2f(mw[w] - mxw);
+      dsum += f * wo[kTileQDecode * SD + kTileQDecode + row];
+      const float2 v = *reinterpret_cast<const float2*>(wo + row * SD + col);
+      a0 += f * v.x;
+      a1 += f * v.y;
+    }
+    const RowOut<D, QT> w = row_out<D, QT>(P, SDv, it, c.q_start, c.qo_len, prow, mxw, dsum);
+    w.put(col, a0, a1);
+    if (col == 0) w.put_lse();
+  }
+}
+
+// ---- the fused kernel ----------------------------------------------------------------------------------
+// Minimum CTAs per SM for the register budget: what shared memory allows anyway (D 64: 3, D 128: 3 on sm_90 from
+// v3.4, 2 on sm_80, whose 164 KB hold two; D 256: 1). At D 128 the third CTA costs ptxas 52-84 bytes of spill
+// (168 registers); it pays: mix A fused 0.376 -> 0.346 ms, B 0.657 -> 0.534, C 0.357 -> 0.321 (notebook step 6).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+template <int D> constexpr int kMinCtas = D == 256 ? 1 : D == 128 ? 2 : 3;
+#else
+template <int D> constexpr int kMinCtas = D == 256 ? 1 : 3;
+#endif
+template <int D, class QT, class KVT, bool F>
+__global__ void __launch_bounds__(kThreads, kMinCtas<D>) pod_fused_kernel(const __grid_constant__ KParams P) {
+  extern __shared__ uint4 smem_raw[];
+  unsigned char* smem = smem_aligned_1024(smem_raw);  // Smem::bytes has the 1023 bytes of slack
+  __shared__ int s_item, s_side, s_role;
+  const int tid = threadIdx.x;
+
+  const bool timed = P.timeline != nullptr;  // a timeline launch (uniform)
+  std::uint64_t t_entry = 0, t_item = 0;        // thread 0's: the CTA's entry, the current item's start
+  if (tid == 0) {
+    if (timed) t_entry = globaltimer();
+    const int ticket = atomicAdd(&P.counters[2 + (smid() % kMaxSms)], 1);
+    s_role = (ticket % P.ctas_per_sm) < P.prefill_ctas_per_sm ? 0 : 1;
+  }
+  __syncthreads();
+  const int role = s_role;
+  unsigned exhausted = 0;  // bit s: queue s is empty (a bit mask, not an array: no local memory)
+
+  for (;;) {
+    if (timed && tid == 0) t_item = globaltimer();
+    if (tid == 0) {
+      int side = -1, idx = -1;
+      for (int attempt = 0; attempt < 2 && side < 0; ++attempt) {
+        const int sd = attempt == 0 ? role : 1 - role;
+        if (((exhausted >> sd) & 1u) || P.side[sd].n_items == 0) { exhausted |= 1u << sd; continue; }
+        const int k = atomicAdd(&P.counters[sd], 1);
+        if (k < P.side[sd].n_items) { side = sd; idx = k; }
+        else exhausted |= 1u << sd;
+      }
+      s_side = side;
+      s_item = idx;
+    }
+    __syncthreads();
+    const int side = s_side, item_idx = s_item;
+    if (side < 0) {
+      if (timed && tid == 0) put_span(P, t_entry, -1, role, role);
+      return;
+    }
+    // each role's side by a compile-time index: its parameters are constant-bank operands, not loads
+    if (side == 0) prefill_item<D, QT, KVT, F>(P, P.side[0], P.side[0].items[item_idx], smem, tid);
+    else decode_item<D, QT, KVT, F>(P, P.side[1], P.side[1].items[item_idx], smem, tid);
+    __syncthreads();  // smem (and s_item) reuse by the next item
+    if (timed && tid == 0) put_span(P, t_item, item_idx, side, role);
+  }
+}
+
+// ---- the warp-specialised sm_90a prefill (notebook step 9) -------------------------------------------------------
+// For launches at 16-bit KV without the feature paths, head_dim 64 / 128, in three forms (MODE). One CTA per SM,
+// persistent, three warpgroups. A launch whose only work is prefill (the bench's "prefill alone", a chunked
+// prefill with no decodes; kWsPrefillOnly, notebook step 9):
+//   - warpgroup 0, the producer (setmaxnreg down to kWsProducerRegs): takes the next item from the queue and hands
+//     it on through a two-slot item ring, copies the item's 128-row Q tile and then its K / V tiles (TK tokens,
+//     page-table lookups per row, cp.async) into an NS-stage ring; each copy's completion is tracked by an mbarrier
+//     (cp.async.mbarrier.arrive.noinc: a thread's arrival lands when its copies have), so nobody waits on a copy
+//     but the warpgroups that read it;
+//   - warpgroups 1 and 2, the consumers (setmaxnreg up to kWsConsumerRegs): 64 rows each of the item's 128, both
+//     reading the same K / V stage (half the shared-memory traffic per FLOP of v3.4's 64-row CTAs); per tile: wait
+//     for the stage's full barrier, S = Q K^T, softmax, O += P V on wgmma (attend_tile_wg, the same arithmetic as
+//     the fused kernel's sm_90a prefill), then an arrival on the stage's empty barrier.
+// Each consumer overlaps tile k's softmax with tile k - 1's P V (PODCHECK_WS_PIPE, default); the two consumers run
+// unsynchronised (a ping-pong order, PODCHECK_WS_PINGPONG, measured no faster). Items: 128 packed rows x one KV
+// head x one KV chunk (the planner's items with kWsRows rows), taken from a queue in the planner's order.
+// Launches with both sides (notebook step 10; opt-in, PODCHECK_CUDA_WS=2 / 3: neither measured faster than the
+// fused kernel yet):
+//   - kWsCoResident (both sides on every SM): the producer and ONE consumer warpgroup run the prefill items (64 rows
+//     each, the planner's kTileQ items); warpgroup 2 runs decode items from the decode queue (the fused kernel's
+//     decode_item in its own shared region, named barrier 3 + warpgroup) beside the prefill (one side's tensor work
+//     over the other's memory traffic); once the prefill queue is empty, the consumer joins it on decode items in
+//     the region of the K / V ring and Q tile. Registers 56 + 224 + 224, the launch's 3 x 168.
+//   - kWsSplitSms (SMs split by side): CTAs 0 .. ws_prefill_ctas - 1 are the prefill-only form (producer, two
+//     consumers, 128-row items), whose consumers run decode items once the prefill queue is empty (two regions of 2
+//     stages in the ring and Q tile); the other CTAs' three warpgroups run decode items (168 registers each, the
+//     fused kernel's decode layout, one region each). ws_split_sms (pod_plan.hpp) chooses the split.
+// KV tokens per tile: 64 (4 stages) with the pipelined consumer loop; 128 (2 stages) leaves the pipelined loop too few
+// registers (S, two P and O: 224 of the consumers' 224) and measured no faster without it (notebook step 9)
+#ifndef PODCHECK_WS_TK
+#define PODCHECK_WS_TK 64
+#endif
+// the prefill-only form's own tile (the fused forms keep PODCHECK_WS_TK: their shared memory holds decode regions too)
+#ifndef PODCHECK_WS_TK_PREFILL
+#define PODCHECK_WS_TK_PREFILL PODCHECK_WS_TK
+#endif
+constexpr int kWsThreads = 384;    // three warpgroups
+// The kernel's forms (template MODE): prefill only; fused with both sides on every SM; fused with SMs split by side.
+constexpr int kWsPrefillOnly = 0, kWsCoResident = 1, kWsSplitSms = 2;
+static_assert(kWsPrefillOnly == kFormWsPrefillOnly && kWsCoResident == kFormWsCoResident &&
+                  kWsSplitSms == kFormWsSplitSms,
+              "pod_plan's launch_form names the forms by these numbers");
+// packed rows per prefill item: 64 per consumer warpgroup (two consumers, one in kWsCoResident)
+template <int MODE> constexpr int kWsRows = MODE == kWsCoResident ? 64 : 128;
+// (both sides on every SM) the prefill's K / V ring depth (0: as deep as shared memory allows, at most 4) and the
+// decode warpgroup's stages per warp. Measured (step 10): 3 and 3 (the default, which shared memory then allows) as
+// fast as 4 and 2; 2 and 4 makes the decode items faster and the one-consumer prefill much slower (mix B +40 %)
+#ifndef PODCHECK_WSF_PREFILL_STAGES
+#define PODCHECK_WSF_PREFILL_STAGES 0
+#endif
+#ifndef PODCHECK_WSF_DECODE_STAGES
+#define PODCHECK_WSF_DECODE_STAGES 3
+#endif
+#ifndef PODCHECK_WS_PRODUCER_REGS
+#define PODCHECK_WS_PRODUCER_REGS 56
+#endif
+// 1: each consumer overlaps tile k's softmax with tile k - 1's P V (two commit groups per iteration)
+#ifndef PODCHECK_WS_PIPE
+#define PODCHECK_WS_PIPE 1
+#endif
+constexpr bool kWsPipe = PODCHECK_WS_PIPE != 0;
+// 1 (with PODCHECK_WS_PIPE): the two consumers take turns issuing their products (named barriers 1 and 2), so one's
+// softmax runs while the other's products do (FlashAttention-3's ping-pong order)
+#ifndef PODCHECK_WS_PINGPONG
+#define PODCHECK_WS_PINGPONG 0
+#endif
+constexpr bool kWsPingPong = kWsPipe && PODCHECK_WS_PINGPONG != 0;
+// 1 (with PODCHECK_WS_PIPE, not PINGPONG): FlashAttention-3's order of the pipelined loop. Tile k's weights are
+// formed in place in S, in fp32, before the wait for tile k - 1's P V, and rounded into P after it; the row sums
+// are fp32 adds of the unrounded weights, per thread, the quad's parts added once per item. 0 (default): P is
+// rounded before that wait and the sums of the rounded P are an mma (row_sums), as in the fused kernel. In both
+// orders ptxas schedules the wait ahead of the exponentials (SASS, notebook step 26), so neither overlaps the
+// softmax with the P V; 1 measured 1-5 % slower on the prefill alone (H100), and passes the quick and default tiers
+// 2: the same arithmetic, the wait for tile k - 1's P V moved to the top of iteration k + 1 (tile k's weights kept
+// in fp32 across the loop's back-edge, rounded into P there): to put that wait ahead of tile k's exponentials ptxas
+// would have to move it across the back-edge, and it did not: the SASS has the exponentials ahead of the wait. Yet
+// it measured 3-11 % slower than 0 (the fold now sits between the wait and the next products; notebook step 27)
+#ifndef PODCHECK_WS_FSUM
+#define PODCHECK_WS_FSUM 0
+#endif
+constexpr bool kWsFsum = kWsPipe && !kWsPingPong && PODCHECK_WS_FSUM == 1;
+constexpr bool kWsDefer = kWsPipe && !kWsPingPong && PODCHECK_WS_FSUM == 2;
+// 1 (with PODCHECK_WS_PIPE): the item's Q tile stays in shared memory, stored like K ([rows][64] blocks, 128-byte
+// swizzle), and S = Q K^T takes its A operand from there (WgmmaSS) instead of 32 registers per thread of fragments:
+// the registers that 128-key tiles need (PODCHECK_WS_TK_PREFILL=128). The consumers then hold the tile until the
+// item's last S is done, so the producer copies the next item's Q only after that (q_empty). Measured (H100, notebook
+// step 27): at 64-key tiles as fast as Q in registers; with 128-key tiles the prefill alone is 4-7 % slower (still
+// 52 / 64 bytes of spill), so it stays opt-in. Both pass the quick tier.
+#ifndef PODCHECK_WS_QSMEM
+#define PODCHECK_WS_QSMEM 0
+#endif
+constexpr bool kWsQsmem = PODCHECK_WS_QSMEM != 0;
+// 1 (with PODCHECK_WS_PIPE, not PINGPONG or FSUM): the products a tile ahead. Tile k - 1's P V and tile k + 1's
+// S = Q K^T (a second S accumulator) are issued before tile k's softmax and waited for after it, then the rescale;
+// so the softmax runs beside both products and a consumer never waits for an S it has just issued (the default
+// waits for tile k's S before its softmax and overlaps only tile k - 1's P V). Every wait is for groups committed
+// in the same step (a group waited for across the loop's back-edge made ptxas serialise the wgmma, C7514). The same
+// operations on O and d as the default, in the same order. Timed first in the loop bench (notebook step 28).
+#ifndef PODCHECK_WS_AHEAD
+#define PODCHECK_WS_AHEAD 0
+#endif
+constexpr bool kWsAhead = kWsPipe && PODCHECK_WS_AHEAD != 0 && PODCHECK_WS_FSUM == 0;
+static_assert(!kWsQsmem || kWsPipe, "Q from shared memory (PODCHECK_WS_QSMEM) is a form of the pipelined loop");
+// registers per thread after setmaxnreg: 128 x 56 + 256 x 224 = 64,512 of the SM's 65,536
+constexpr int kWsProducerRegs = PODCHECK_WS_PRODUCER_REGS;
+constexpr int kWsConsumerRegs = (65536 - 128 * kWsProducerRegs) / 256 / 8 * 8 > 256 ? 256 : (65536 - 128 * kWsProducerRegs) / 256 / 8 * 8;
+// (split SMs) the group decode's pipelines (gd_cta below): their constants and shared-memory layout
+constexpr int kGdHeads = kGroupDecodeHeads, kGdStages = 3, kGdPipes = 2, kGdTokens = kGroupDecodeTokens;
+constexpr int kGdFirst = 1, kGdLast = 2, kGdEmpty = 4, kGdEnd = 8;  // a stage's meta flags
+template <int D> struct GdSmem {
+  static constexpr int half = kGdHeads * kGdTokens * 128;  // one 64-column block of K (or V) of a stage: [heads][16][64]
+  static constexpr int kv = (D / 64) * half;
+  static constexpr int stage = 2 * kv;  // K then V
+  static constexpr int meta_off = kGdStages * stage;             // int4 per stage: group, first token, flags
+  static constexpr int bar_off = meta_off + 16 * kGdStages;      // full[stages], empty[stages]
+  static constexpr int pipe = (bar_off + 16 * kGdStages + 1023) / 1024 * 1024;
+  static constexpr int bytes = kGdPipes * pipe;
+  static_assert(half % 1024 == 0, "each head's 16 x 64 block starts a swizzle period (2 KB per head)");
+};
+// Layout: K / V ring | Q tile | (kWsCoResident) the decode warpgroup's region | mbarriers | item ring and decode slots;
+// kWsSplitSms: the mbarriers after the largest of that, a decode CTA's three regions and the group decode's pipelines.
+template <int D, int MODE> struct WsSmem {
+  static constexpr bool FUSED = MODE == kWsCoResident;
+  static constexpr int TK = MODE == kWsPrefillOnly ? PODCHECK_WS_TK_PREFILL : PODCHECK_WS_TK;  // KV tokens per tile
+  static constexpr int kv_block = TK * D * 2;        // K or V of one stage: D / 64 swizzled [TK][64] blocks
+  static constexpr int stage = 2 * kv_block;
+  // the item's Q tile: padded rows (ldmatrix into registers), or (kWsQsmem) D / 64 swizzled [rows][64] blocks
+  static constexpr int q_block = kWsRows<MODE> * 128;
+  static constexpr int q_bytes = kWsQsmem ? (D / 64) * q_block : kWsRows<MODE> * (D + 8) * 2;
+  // (kWsCoResident) the decode warpgroup's region: decode_item's layout with DS stages per warp; the consumer, once
+  // the prefill queue is empty, runs decode items with DS1 stages in the region of the ring and the Q tile
+  static constexpr int DS = FUSED ? PODCHECK_WSF_DECODE_STAGES : 0;
+  static constexpr int dec_bytes = FUSED ? Smem<D, __half>::dec_bytes_of(DS) : 0;
+  static constexpr int kMax = 232448 - 1024 - 256;  // 227 KB per CTA (sm_90), the alignment slack, barriers and slots
+  static constexpr int ring_max = (kMax - q_bytes - dec_bytes) / stage;
+  static constexpr int NS_fit = ring_max < 2 ? 2 : ring_max > 4 ? 4 : ring_max;
+  static constexpr int NS = FUSED && PODCHECK_WSF_PREFILL_STAGES > 0 ? PODCHECK_WSF_PREFILL_STAGES : NS_fit;  // ring depth
+  // (split SMs) a decode CTA's three warpgroups: regions of the fused kernel's decode layout, one per warpgroup; a
+  // prefill CTA's two consumers, once the prefill queue is empty: two regions of 2 stages in the ring and Q tile
+  static constexpr int dec3_bytes = MODE == kWsSplitSms ? 3 * Smem<D, __half>::dec_bytes : 0;
+  static constexpr int DS1 = MODE == kWsPrefillOnly ? 0
+                             : MODE == kWsSplitSms ? 2
+                             : Smem<D, __half>::dec_bytes_of(DS) <= NS * stage + q_bytes ? DS
+                             : Smem<D, __half>::dec_bytes_of(3) <= NS * stage + q_bytes  ? 3
+                                                                                         : 2;
+  static constexpr int q_off = NS * stage;
+  static constexpr int dec_off = q_off + q_bytes;
+  static constexpr int body0 = dec_off + dec_bytes > dec3_bytes ? dec_off + dec_bytes : dec3_bytes;
+  // (split SMs) a decode CTA on the group path: its pipelines' regions
+  static constexpr int body = MODE == kWsSplitSms && GdSmem<D>::bytes > body0 ? GdSmem<D>::bytes : body0;
+  static constexpr int bar_off = body;                 // mbarriers: full[NS], empty[NS], q_full, q_empty,
+  static constexpr int n_bars = 2 * NS + 2 + 4;        // item_full[2], item_empty[2]
+  static constexpr int item_off = bar_off + 8 * n_bars;  // ints: the item ring's two indices, decode slots [3], done
+  static constexpr int bytes = 1024 + item_off + 32;     // + 1024: aligned to 1024 bytes (the swizzle)
+  static_assert(kv_block % 1024 == 0 && q_bytes % 16 == 0 && dec_bytes % 16 == 0 && q_block % 1024 == 0,
+                "aligned blocks");
+  static_assert(MODE == kWsPrefillOnly || (MODE == kWsSplitSms ? 2 : 1) * Smem<D, __half>::dec_bytes_of(DS1) <=
+                                           NS * stage + q_bytes,
+                "the consumers' decode regions fit in the ring and Q tile they leave");
+  static_assert(1024 + item_off + 32 <= 232448, "227 KB per CTA");
+};
+
+// The producer's copy of an item's Q tile (packed rows row_begin .. row_begin + ROWS - 1; zeros past the request)
+// into the padded tile, or (SWZ) into D / 64 swizzled [ROWS][64] blocks: thread idx of 128 keeps one 16-byte column
+// and steps over rows.
+template <int D, class QT, int ROWS, bool SWZ>
+__device__ __forceinline__ void issue_q_ws(const pod_side& S, const ItemCtx& c, const FastDiv& gd, int kv_head,
+                                           int row_begin, QT* Qs, int idx) {
+  constexpr int CPR = D / 8, RPP = 128 / CPR, SD = D + 8;
+  const int col = (idx % CPR) * 8;
+  const std::uint32_t dst = smem_u32(Qs) + (SWZ ? (col / 64) * ROWS * 128 : col * 2);
+#pragma unroll 4
+  for (int row = idx / CPR; row < ROWS; row += RPP) {
+    const int pr = row_begin + row;
+    const bool ok = pr < c.packed;
+    const int prc = ok ? pr : row_begin;  // row_begin < packed: every item has a row, so the address stays in range
+    const int i = gd.div(prc), h = kv_head * gd.d + gd.mod(prc, i);
+    const QT* src = static_cast<const QT*>(S.q) + (std::int64_t)(c.q_start + i) * S.q_stride_row +
+                    (std::int64_t)h * S.q_stride_head + col;
+    cp_async16(dst + (SWZ ? sm90::swz128(row, (col % 64) / 8) : row * SD * 2), src, ok);
+  }
+}
+
+// A warpgroup of the fused warp-specialised kernel running decode items until the decode queue is empty: its thread
+// 0 takes the next index into the warpgroup's slot, named barrier `bar` (128 threads) publishes it and, after the
+// item, frees the slot and the region. role: the warpgroup's role in a timeline launch (0 prefill consumer, 1 decode).
+template <int D, class QT, int STAGES>
+__device__ __forceinline__ void ws_decode_items(const KParams& P, unsigned char* region, int wtid, int bar,
+                                                volatile int* slot, bool timed, int role) {
+  for (;;) {
+    const std::uint64_t t_item = (timed && wtid == 0) ? globaltimer() : 0;
+    if (wtid == 0) *slot = atomicAdd(&P.counters[1], 1);
+    group_sync(bar);
+    const int idx = *slot;
+    if (idx >= P.side[1].n_items) return;
+    decode_item<D, QT, QT, false, STAGES>(P, P.side[1], P.side[1].items[idx], region, wtid, bar);
+    group_sync(bar);  // the region and the slot are free for the next item
+    if (timed && wtid == 0) put_span(P, t_item, idx, 1, role);
+  }
+}
+// The CTA's life in a timeline launch, recorded by the last of its `workers` item-running warpgroups to finish.
+__device__ __forceinline__ void ws_cta_done(const KParams& P, int* s_done, std::uint64_t t_entry, int wtid, bool timed,
+                                            int workers, int role) {
+  if (!timed || wtid != 0) return;
+  if (workers == 1 || atomicAdd(s_done, 1) == workers - 1) put_span(P, t_entry, -1, role, role, workers);
+}
+
+// ---- (split SMs) the decode by groups of KV heads, fed by tensor copies (opt-in, notebook steps 20-21) ------------
+// A decode CTA of the split form runs kGdPipes pipelines, each one producer warp and kGdHeads consumer warps. The
+// producer takes a group (the decode items of kGdHeads consecutive KV heads of one request and chunk, built by the
+// host: KParams::gdec_groups) from the decode queue and copies it 16 tokens at a time: a stage is 16 slots of one
+// page of those heads' K and V (the whole page at page size 16; a larger page, a multiple of 16, is m stages), four
+// tensor copies of kGdHeads x 16 tokens x 64 columns in the 128-byte swizzle (a 4-D tensor map per side: column, slot,
+// head, page), completing on the stage's full barrier together with the stage's meta (group, first token, first /
+// last stage of the item). Consumer warp w attends head w of every stage on the transposed tile: S^T =
+// K Q^T with the stage's 16 tokens as mma.sync's rows and the GQA group (g <= 8 packed rows) as its 8 columns, an
+// online softmax per column, O^T += V^T P^T with P^T handed from S^T's accumulators to the B operand by movmatrix;
+// at the item's last page it writes its rows (the item's own output or split partial, as decode_item does). A
+// tensor copy moves whole stages: tokens outside the item's range get -inf logits, and their V rows are zeroed in
+// shared memory first (P is 0 there, but 0 x NaN is not 0). Why groups: a CTA issues about 10 M tensor copies per
+// second whatever their size, so copies of one head (2 KB) held a computing decode CTA to ~26 GB/s, copies of four
+// (8 KB) let two such pipelines per SM gather at ~85 GB/s (podcheck_gather_bench, decode-t-h4).
+// Byte offset of 16-byte chunk c (0 .. D / 8 - 1) of token row r in one head's tile of a stage.
+template <int D> __device__ __forceinline__ std::uint32_t gd_chunk(int r, int c) {
+  return std::uint32_t(c / 8) * GdSmem<D>::half + sm90::swz128(r, c % 8);
+}
+
+template <int D, class QT>
+__device__ __forceinline__ void gd_producer(const KParams& P, unsigned char* pipe, int lane) {
+  using G = GdSmem<D>;
+  using namespace sm90;
+  const SideDev& SDv = P.side[1];
+  const std::uint32_t base = smem_u32(pipe), full0 = base + G::bar_off, empty0 = full0 + 8 * kGdStages;
+  int4* meta = reinterpret_cast<int4*>(pipe + G::meta_off);
+  int k = 0;  // stages handed out
+  auto stage_out = [&](int4 mt, int page, int slot0, int head0, bool copy) {
+    const int st = k % kGdStages;
+    mbar_wait(empty0 + 8 * st, ((k / kGdStages) & 1) ^ 1);  // every consumer warp is done with its last use
+    if (lane == 0) {
+      meta[st] = mt;  // published by the arrival below (release), read after the consumers' wait (acquire)
+      const std::uint32_t full = full0 + 8 * st, dst = base + st * G::stage;
+      if (copy) {
+        arrive_expect_tx(full, G::stage);
+#pragma unroll
+        for (int h = 0; h < D / 64; ++h) {
+          tma_load_4d(dst + h * G::half, &P.gdec_k, 64 * h, slot0, head0, page, full);
+          tma_load_4d(dst + G::kv + h * G::half, &P.gdec_v, 64 * h, slot0, head0, page, full);
+        }
+      } else {
+        mbar_arrive(full);
+      }
+    }
+    ++k;
+  };
+  for (;;) {
+    int gi = 0;
+    if (lane == 0) gi = atomicAdd(&P.counters[1], 1);
+    gi = __shfl_sync(0xffffffffu, gi, 0);
+    if (gi >= P.gdec_n) {
+      stage_out(make_int4(-1, 0, kGdEnd, 0), 0, 0, 0, false);
+      return;
+    }
+    const WorkItem it = SDv.items[P.gdec_groups[gi].x];
+    const ItemCtx c = item_ctx(P, SDv, it, kTileQDecode);
+    if (c.kv_hi <= c.kv_lo) {  // no key: the rows are still written (zeros, LSE -inf)
+      stage_out(make_int4(gi, 0, kGdFirst | kGdLast | kGdEmpty, 0), 0, 0, 0, false);
+      continue;
+    }
+    // stages of 16 tokens, m to a page: stage q (tokens 16 q ..) is slots 16 (q % m) .. of the item's page q / m
+    const int m = SDv.s.kv.page_size / kGdTokens;
+    const int q_lo = c.kv_lo / kGdTokens, q_hi = (c.kv_hi - 1) / kGdTokens, p_lo = q_lo / m, p_hi = q_hi / m;
+    int ids = 0;  // the item's page ids, 32 at a time, one per lane
+    for (int q = q_lo; q <= q_hi; ++q) {
+      const int p = q / m;
+      if ((p - p_lo) % 32 == 0 && (q == q_lo || q % m == 0))
+        ids = p + lane <= p_hi ? SDv.s.kv.indices[c.page_base + p + lane] : 0;
+      const int page = __shfl_sync(0xffffffffu, ids, (p - p_lo) % 32);
+      stage_out(make_int4(gi, q * kGdTokens, (q == q_lo ? kGdFirst : 0) | (q == q_hi ? kGdLast : 0), 0), page,
+                (q % m) * kGdTokens, it.kv_head, true);
+    }
+  }
+}
+
+template <int D, class QT>
+__device__ __forceinline__ void gd_consumer(const KParams& P, unsigned char* pipe, int w, int lane, bool timed) {
+  using G = GdSmem<D>;
+  using namespace sm90;
+  constexpr int NK = D / 16;
+  const SideDev& SDv = P.side[1];
+  const std::uint32_t base = smem_u32(pipe), full0 = base + G::bar_off, empty0 = full0 + 8 * kGdStages;
+  const int4* meta = reinterpret_cast<const int4*>(pipe + G::meta_off);
+  const int gq = lane >> 2, tq = lane & 3, lr = lane & 7, lm = lane >> 3;
+  std::uint32_t qf[NK][2];  // Q^T as the B operand: column gq is packed row gq, dims 16 kk + 2 tq (+ 8)
+  float o[NK][4];           // O^T: dims 16 mi + gq (+ 8) x packed rows 2 tq, 2 tq + 1
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
+  WorkItem it{};
+  ItemCtx c{};
+  int idx = 0;
+  std::uint64_t t_item = 0;
+  for (int k = 0;; ++k) {
+    const int st = k % kGdStages;
+    mbar_wait(full0 + 8 * st, (k / kGdStages) & 1);
+    // the stage's meta read by lane 0 alone, the lane that frees the stage (its read ordered before its own arrival
+    // on the empty barrier), and passed to the warp by shuffles; v3.12 let every lane read it, and racecheck
+    // reported each lane's read against the producer's next write there (notebook step 23)
+    int4 mt = lane == 0 ? meta[st] : make_int4(0, 0, 0, 0);
+    mt.x = __shfl_sync(0xffffffffu, mt.x, 0);
+    mt.y = __shfl_sync(0xffffffffu, mt.y, 0);
+    mt.z = __shfl_sync(0xffffffffu, mt.z, 0);
+    if (mt.z & kGdEnd) return;
+    if (mt.z & kGdFirst) {
+      const int4 grp = P.gdec_groups[mt.x];
+      idx = w == 0 ? grp.x : w == 1 ? grp.y : w == 2 ? grp.z : grp.w;
+      it = SDv.items[idx];
+      c = item_ctx(P, SDv, it, kTileQDecode);
+      if (timed && lane == 0) t_item = globaltimer();
+      const bool qv = gq < c.packed;
+      const QT* q = static_cast<const QT*>(SDv.s.q);
+      if (qv) {
+        const int i = P.gdiv.div(gq), h = it.kv_head * P.group + P.gdiv.mod(gq, i);
+        q += (std::int64_t)(c.q_start + i) * SDv.s.q_stride_row + (std::int64_t)h * SDv.s.q_stride_head + 2 * tq;
+      }
+#pragma unroll
+      for (int kk = 0; kk < NK; ++kk) {
+        qf[kk][0] = qv ? *reinterpret_cast<const std::uint32_t*>(q + 16 * kk) : 0u;
+        qf[kk][1] = qv ? *reinterpret_cast<const std::uint32_t*>(q + 16 * kk + 8) : 0u;
+      }
+#pragma unroll
+      for (int mi = 0; mi < NK; ++mi) o[mi][0] = o[mi][1] = o[mi][2] = o[mi][3] = 0.f;
+      m[0] = m[1] = -INFINITY;
+      l[0] = l[1] = 0.f;
+    }
+    if (!(mt.z & kGdEmpty)) {
+      unsigned char* kt = pipe + st * G::stage + w * (kGdTokens * 128);
+      unsigned char* vt = kt + G::kv;
+      const int t0 = mt.y;
+      const bool partial = t0 < c.kv_lo || t0 + kGdTokens > c.kv_hi;
+      if (partial) {  // V rows of tokens outside [kv_lo, kv_hi) zeroed; then visible to the warp's ldmatrix
+        for (int e = lane; e < kGdTokens * (D / 8); e += 32) {
+          const int r = e / (D / 8), tok = t0 + r;
+          if (tok < c.kv_lo || tok >= c.kv_hi)
+            *reinterpret_cast<uint4*>(vt + gd_chunk<D>(r, e % (D / 8))) = make_uint4(0, 0, 0, 0);
+        }
+        fence_async_smem();  // before the stage goes back to the tensor copies (async proxy)
+        __syncwarp();
+      }
+      float sc[4] = {0.f, 0.f, 0.f, 0.f};  // S^T: tokens gq, gq + 8 x packed rows 2 tq, 2 tq + 1
+#pragma unroll
+      for (int kk = 0; kk < NK; ++kk) {  // A = K (tokens x dims 16 kk ..): tokens 0-7 / 8-15 of dims lo, then hi
+        std::uint32_t a[4];
+        ldsm_x4(a, kt + gd_chunk<D>((lm & 1) * 8 + lr, 2 * kk + (lm >> 1)));
+        mma16816<QT>(sc, a, qf[kk]);
+      }
+      float e[4], alpha[2];
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {  // packed row 2 tq + j: its 16 tokens across the 8 lanes of equal tq
+        float x0 = sc[j] * SDv.scale_log2, x1 = sc[2 + j] * SDv.scale_log2;
+        if (partial) {
+          if (t0 + gq < c.kv_lo || t0 + gq >= c.kv_hi) x0 = -INFINITY;
+          if (t0 + gq + 8 < c.kv_lo || t0 + gq + 8 >= c.kv_hi) x1 = -INFINITY;
+        }
+        float mx = fmaxf(x0, x1);
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 4));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 8));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 16));
+        mx = fmaxf(mx, m[j]);  // finite: every stage of the item holds a token in range
+        alpha[j] = ex2(m[j] - mx);
+        m[j] = mx;
+        e[j] = ex2(x0 - mx);
+        e[2 + j] = ex2(x1 - mx);
+        l[j] = l[j] * alpha[j] + e[j] + e[2 + j];  // this lane's tokens; the 8 lanes' shares summed at the end
+      }
+      const std::uint32_t pb[2] = {movmatrix_trans(Pack2<QT>::pack(e[0], e[1])),
+                                   movmatrix_trans(Pack2<QT>::pack(e[2], e[3]))};
+#pragma unroll
+      for (int mi = 0; mi < NK; ++mi) {  // A = V^T (dims 16 mi .. x tokens): dims lo / hi of tokens 0-7, then 8-15
+        o[mi][0] *= alpha[0];
+        o[mi][1] *= alpha[1];
+        o[mi][2] *= alpha[0];
+        o[mi][3] *= alpha[1];
+        std::uint32_t a[4];
+        ldsm_x4_trans(a, vt + gd_chunk<D>((lm >> 1) * 8 + lr, 2 * mi + (lm & 1)));
+        mma16816<QT>(o[mi], a, pb);
+      }
+    }
+    __syncwarp();
+    if (lane == 0) mbar_arrive(empty0 + 8 * st);
+    if (mt.z & kGdLast) {  // the item's rows: packed rows 2 tq, 2 tq + 1 of this lane's columns
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        float d = l[j];
+        d += __shfl_xor_sync(0xffffffffu, d, 4);
+        d += __shfl_xor_sync(0xffffffffu, d, 8);
+        d += __shfl_xor_sync(0xffffffffu, d, 16);
+        const int prow = 2 * tq + j;
+        if (prow >= c.packed) continue;
+        const RowOut<D, QT> r = row_out<D, QT>(P, SDv, it, c.q_start, c.qo_len, prow, m[j], d);
+#pragma unroll
+        for (int mi = 0; mi < NK; ++mi) {
+          r.put1(16 * mi + gq, o[mi][j]);
+          r.put1(16 * mi + gq + 8, o[mi][2 + j]);
+        }
+        if (gq == 0) r.put_lse();
+      }
+      if (timed && lane == 0) put_span(P, t_item, idx, 1, 1);
+    }
+  }
+}
+
+// A decode CTA of the split form on the group path: warps 5 p .. 5 p + 4 are pipeline p (consumers, then producer).
+template <int D, class QT>
+__device__ __forceinline__ void gd_cta(const KParams& P, unsigned char* smem, int* s_done, bool timed) {
+  using G = GdSmem<D>;
+  using namespace sm90;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, p = warp / (kGdHeads + 1), role = warp % (kGdHeads + 1);
+  const std::uint64_t t_entry = timed ? globaltimer() : 0;
+  if (threadIdx.x == 0) {
+    for (int q = 0; q < kGdPipes; ++q) {
+      const std::uint32_t bars = smem_u32(smem + q * G::pipe) + G::bar_off;
+      for (int st = 0; st < kGdStages; ++st) {
+        mbar_init(bars + 8 * st, 1);                          // the producer's arrival (+ the copies' bytes)
+        mbar_init(bars + 8 * (kGdStages + st), kGdHeads);      // one per consumer warp
+      }
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  if (p >= kGdPipes) return;
+  unsigned char* pipe = smem + p * G::pipe;
+  if (role == kGdHeads) {
+    gd_producer<D, QT>(P, pipe, lane);
+  } else {
+    gd_consumer<D, QT>(P, pipe, role, lane, timed);
+    ws_cta_done(P, s_done, t_entry, lane, timed, kGdPipes * kGdHeads, 1);  // each consumer warp runs items
+  }
+}
+
+template <int D, class QT, int MODE>
+__global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_constant__ KParams P) {
+#if PODCHECK_WGMMA
+  using namespace sm90;
+  using L = WsSmem<D, MODE>;
+  constexpr bool FUSED = MODE == kWsCoResident;
+  constexpr int NC = FUSED ? 1 : 2, ROWS = kWsRows<MODE>;  // consumer warpgroups, packed rows per prefill item
+  constexpr bool PP = kWsPingPong && !FUSED;  // the ping-pong order needs two consumers
+  // the products a tile ahead hold three stages (tiles k - 1 .. k + 1) while the step waits for the third: a ring
+  // of two would deadlock with the producer
+  constexpr bool AHEAD = kWsAhead && !PP && WsSmem<D, MODE>::NS >= 3;
+  constexpr int TK = L::TK, NS = L::NS, SD = D + 8, NT_D = D / 8;
+  extern __shared__ uint4 smem_raw[];
+  unsigned char* smem = smem_aligned_1024(smem_raw);
+  const std::uint32_t sbase = smem_u32(smem);
+  const std::uint32_t bars = sbase + L::bar_off;
+  const std::uint32_t q_full = bars + 8 * (2 * NS), q_empty = q_full + 8;
+  auto full_bar = [&](int st) { return bars + 8 * st; };
+  auto empty_bar = [&](int st) { return bars + 8 * (NS + st); };
+  auto item_full = [&](int j) { return bars + 8 * (2 * NS + 2 + j); };
+  auto item_empty = [&](int j) { return bars + 8 * (2 * NS + 4 + j); };
+  // the item ring [2], then the decode slots of warpgroups 0-2 (s_item + 2 + wg), then the warpgroups done
+  volatile int* s_item = reinterpret_cast<volatile int*>(smem + L::item_off);
+  int* s_done = reinterpret_cast<int*>(smem + L::item_off) + 5;  // (fused forms) the last one records the CTA's life
+  QT* Qs = reinterpret_cast<QT*>(smem + L::q_off);
+  const int tid = threadIdx.x, wg = tid >> 7, wtid = tid & 127;
+  const SideDev& SDv = P.side[0];
+  const bool timed = P.timeline != nullptr;
+  std::uint64_t t_entry = 0;
+  // (split SMs) the CTA's side: the first ws_prefill_ctas CTAs (one per SM) run the prefill, or (ws_role_by_sm) those
+  // on the SMs ws_prefill_sm spreads over the SM ids; an id past the grid (ids need not be contiguous) keeps the
+  // index rule, and CTA 0 always runs the prefill and the last CTA the decode, so neither side is ever left unrun
+  const bool decode_cta = [&] {
+    if (MODE != kWsSplitSms) return false;
+    const int b = int(blockIdx.x), n = int(gridDim.x), s = int(smid());
+    if (!P.ws_role_by_sm || b == 0 || b == n - 1 || s >= n) return b >= P.ws_prefill_ctas;
+    return !ws_prefill_sm(s, n, P.ws_prefill_ctas);
+  }();
+  if (timed && (wtid == 0 && (tid > 0 || decode_cta) || (FUSED && tid == 256))) t_entry = globaltimer();
+  if (tid == 0) {
+    for (int st = 0; st < NS; ++st) {
+      mbar_init(full_bar(st), 128);   // the producer's 128 threads, each when its copies have landed
+      mbar_init(empty_bar(st), 128 * NC);  // every consumer thread, once its warpgroup's products have read it
+    }
+    mbar_init(q_full, 128);
+    mbar_init(q_empty, 128 * NC);
+    for (int j = 0; j < 2; ++j) {
+      mbar_init(item_full(j), 1);                 // the producer's thread 0, once the index is written
+      mbar_init(item_empty(j), 128 * (1 + NC));   // every producer and consumer thread, once it has read it
+    }
+    *s_done = 0;
+  }
+  __syncthreads();
+
+  if (MODE == kWsSplitSms && decode_cta) {  // ---- (split SMs) a decode CTA: three warpgroups of decode items ----
+    if (P.gdec) {  // or the group path's pipelines
+      gd_cta<D, QT>(P, smem, s_done, timed);
+    } else {
+      ws_decode_items<D, QT, 0>(P, smem + wg * Smem<D, __half>::dec_bytes, wtid, 3 + wg, s_item + 2 + wg, timed, 1);
+      ws_cta_done(P, s_done, t_entry, wtid, timed, 3, 1);
+    }
+  } else if (wg == 0) {  // ---- producer ----
+    setmaxnreg_dec<kWsProducerRegs>();
+    int st = 0;
+    std::uint32_t ph = 0;
+    for (int n = 0;; ++n) {
+      const int j = n & 1;
+      const std::uint32_t jph = (n >> 1) & 1;
+      if (wtid == 0) {
+        mbar_wait(item_empty(j), jph ^ 1);
+        s_item[j] = atomicAdd(&P.counters[0], 1);
+        mbar_arrive(item_full(j));
+      }
+      mbar_wait(item_full(j), jph);
+      const int idx = s_item[j];
+      if (idx >= SDv.n_items) break;
+      mbar_arrive(item_empty(j));
+      const WorkItem it = SDv.items[idx];
+      const ItemCtx c = item_ctx(P, SDv, it, ROWS);
+      mbar_wait(q_empty, (n & 1) ^ 1);  // the consumers are done with the previous item's Q
+      issue_q_ws<D, QT, ROWS, kWsQsmem>(SDv.s, c, P.gdiv, it.kv_head, it.row_begin, Qs, wtid);
+      mbar_arrive_cp_async(q_full);
+      const KvSrc src = kv_src<QT>(SDv, c.page_base, it.kv_head);
+      const int n_tiles = c.kv_hi > c.kv_lo ? (c.kv_hi - c.kv_lo + TK - 1) / TK : 0;
+      for (int k = 0; k < n_tiles; ++k) {
+        mbar_wait(empty_bar(st), ph ^ 1);
+        unsigned char* kdst = smem + st * L::stage;
+        issue_kv_tile<D, TK, 128, QT, true>(SDv, src, c.kv_lo + k * TK, c.kv_hi, kdst, kdst + L::kv_block, wtid);
+        mbar_arrive_cp_async(full_bar(st));
+        if (++st == NS) { st = 0; ph ^= 1; }
+      }
+    }
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+  } else if (FUSED && wg == 2) {  // ---- (fused) decode warpgroup ----
+    setmaxnreg_inc<kWsConsumerRegs>();
+    ws_decode_items<D, QT, L::DS>(P, smem + L::dec_off, wtid, 3 + wg, s_item + 2 + wg, timed, 1);
+    ws_cta_done(P, s_done, t_entry, wtid, timed, 2, 0);
+  } else {  // ---- consumers: warpgroup 1 rows 0..63 of the item, warpgroup 2 (prefill-only) rows 64..127 ----
+  setmaxnreg_inc<kWsConsumerRegs>();
+  const int cw = wg - 1, warp = wtid >> 5, lane = tid & 31, tq = lane & 3;
+  // ping-pong: barrier 1 + cw opens consumer cw's turn; consumer 0 goes first (consumer 1 opens it once here, and
+  // consumer 0 takes that last opening after its loop, so every barrier ends balanced)
+  if (PP && cw == 1) named_arrive(1, 256);
+  int st = 0;
+  std::uint32_t ph = 0;
+  for (int n = 0;; ++n) {
+    const std::uint64_t t_item = (timed && tid == 128) ? globaltimer() : 0;
+    const int j = n & 1;
+    mbar_wait(item_full(j), (n >> 1) & 1);
+    const int idx = s_item[j];
+    if (idx >= SDv.n_items) break;
+    mbar_arrive(item_empty(j));
+    const WorkItem it = SDv.items[idx];
+    const ItemCtx c = item_ctx(P, SDv, it, ROWS);
+    const int wrow0 = it.row_begin + cw * 64 + warp * 16;
+    const RowMask M = row_mask(SDv, c, P.gdiv, it.kv_head, wrow0);
+    std::uint32_t qf[kWsQsmem ? 1 : D / 16][4];  // (not kWsQsmem) the warp's Q fragments, wgmma's A
+    mbar_wait(q_full, n & 1);
+    if constexpr (!kWsQsmem) {
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk)
+        ldsm_x4(qf[kk], Qs + (cw * 64 + warp * 16 + (lane & 15)) * SD + kk * 16 + (lane >> 4) * 8);
+      mbar_arrive(q_empty);
+    }
+    // (kWsQsmem) the Q tile is free for the next item's once the item's last S is done: right after it in the
+    // default order, after the item in the others
+    auto release_q = [&] {
+      if constexpr (kWsQsmem) mbar_arrive(q_empty);
+    };
+    float o[NT_D][4];
+#pragma unroll
+    for (int nn = 0; nn < NT_D; ++nn) o[nn][0] = o[nn][1] = o[nn][2] = o[nn][3] = 0.f;
+    float m[2] = {-INFINITY, -INFINITY}, d[4] = {0.f, 0.f, 0.f, 0.f};
+    const int n_tiles = c.kv_hi > c.kv_lo ? (c.kv_hi - c.kv_lo + TK - 1) / TK : 0;
+    if constexpr (!kWsPipe) {
+      for (int k = 0; k < n_tiles; ++k) {
+        mbar_wait(full_bar(st), ph);
+        fence_async_smem();  // the landed cp.async data, made visible to wgmma's operand reads
+        const std::uint32_t ka = sbase + st * L::stage;
+        attend_tile_wg<D, TK, QT>(qf, ka, ka + L::kv_block, c.kv_lo + k * TK, M, o, m, d, lane);
+        mbar_arrive(empty_bar(st));  // attend_tile_wg waited for its products: the stage is read
+        if (++st == NS) { st = 0; ph ^= 1; }
+      }
+    } else {
+      // Iteration k issues S = Q K^T of tile k and O += P V of tile k - 1 as two commit groups, waits for the
+      // first only, and runs tile k's softmax while the tensor core does the P V; then waits for it, releases
+      // tile k - 1's stage and rescales. The operations on O and d, and their order, are those of the loop above.
+      std::uint32_t pp[TK / 16][4];  // P of tile k - 1: the A operand of its P V
+      // S = Q K^T of the tile in stage `stg` into sc (one commit group), after the turn barrier in ping-pong order
+      auto issue_qk = [&](float (&sc)[TK / 8][4], int stg) {
+        // (kWsQsmem) Q: this consumer's 64 rows of the tile
+        sm90::issue_qk<QT, TK, D, kWsQsmem>(&sc[0][0], qf, sbase + L::q_off + cw * 64 * 128, L::q_block,
+                                            sbase + stg * L::stage);
+      };
+      auto issue_pv = [&](int stg) {  // O += P V of the previous tile (pp) in stage stg, one commit group
+        sm90::issue_pv<QT, TK, D>(&o[0][0], pp, sbase + stg * L::stage + L::kv_block);
+      };
+      // the next tile's stage: its copies landed and visible to wgmma, S zeroed for its Q K^T
+      auto begin_tile = [&](float (&sc)[TK / 8][4]) {
+        mbar_wait(full_bar(st), ph);
+        fence_async_smem();
+#pragma unroll
+        for (int nn = 0; nn < TK / 8; ++nn) sc[nn][0] = sc[nn][1] = sc[nn][2] = sc[nn][3] = 0.f;
+        wg_pin<TK / 2>(&sc[0][0]);
+      };
+      // (FSUM) a tile's softmax folded into the state: O and d rescaled, its fp32 sums added, its weights rounded
+      // into P; tile 0's S alone; after the last tile, its P V waited for and its stage released
+      auto fold = [&](bool moved, const float (&al)[2], const float (&r)[2], const float (&w)[TK / 8][4]) {
+        if (moved) rescale<D>(o, d, al);
+        d[0] += r[0];
+        d[2] += r[1];
+        pack_p<TK, QT>(w, pp);
+      };
+      auto qk_alone = [&](float (&sc)[TK / 8][4]) {  // an S alone (tile 0; AHEAD: tiles 0 and 1), nothing else in flight
+        begin_tile(sc);
+        wg_fence();
+        issue_qk(sc, st);
+        wg_wait<0>();
+        wg_pin<TK / 2>(&sc[0][0]);
+      };
+      auto last_pv = [&](int stg, bool sums) {  // sums: the default orders' row sums of the last P, beside its P V
+        wg_pin<D / 2>(&o[0][0]);
+        wg_fence();
+        issue_pv(stg);
+        if (sums) row_sums<TK, QT>(d, pp);
+        wg_wait<0>();
+        wg_pin<D / 2>(&o[0][0]);
+        wg_keep<TK / 4>(&pp[0][0]);
+        mbar_arrive(empty_bar(stg));
+      };
+      // (default and AHEAD orders) tile k's softmax on its S (sc, complete), tile k - 1's row sums (pp), the wait for
+      // the products in flight, tile k - 1's stage (stg) released, the rescale, tile k's P into pp
+      auto softmax_fold = [&](float (&sc)[TK / 8][4], int k, int stg) {
+        float alpha[2];
+        std::uint32_t pa[TK / 16][4];
+        const bool moved = softmax_tile<TK, QT, false>(sc, c.kv_lo + k * TK, M, m, alpha, pa, lane);
+        row_sums<TK, QT>(d, pp);  // tile k - 1's sums, in the scale of its maximum (as O after its P V)
+        wg_wait<0>();
+        wg_pin<D / 2>(&o[0][0]);
+        wg_keep<TK / 4>(&pp[0][0]);
+        mbar_arrive(empty_bar(stg));  // tile k - 1's stage is read (K by its S, V by its P V)
+        if (moved) rescale<D>(o, d, alpha);
+#pragma unroll
+        for (int kk = 0; kk < TK / 16; ++kk)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) pp[kk][e] = pa[kk][e];
+      };
+      if (kWsFsum && n_tiles > 0) {
+        // FlashAttention-3's order: d holds this thread's part of its rows' sums until the item ends. Tile 0 is
+        // peeled: a wgmma or a wait under a condition makes ptxas serialise every wgmma of the kernel (C7514)
+        int st_prev = st;
+        float alpha[2];
+        {
+          float sc[TK / 8][4], rs[2] = {0.f, 0.f};
+          qk_alone(sc);
+          fold(softmax_exp<TK, false>(sc, c.kv_lo, M, m, alpha, rs, lane), alpha, rs, sc);
+          if (++st == NS) { st = 0; ph ^= 1; }
+        }
+        for (int k = 1; k < n_tiles; ++k) {
+          float sc[TK / 8][4], rs[2] = {0.f, 0.f};
+          begin_tile(sc);
+          wg_pin<D / 2>(&o[0][0]);
+          wg_fence();  // O was rescaled, S zeroed, P written, by ordinary instructions
+          issue_qk(sc, st);
+          issue_pv(st_prev);
+          wg_wait<1>();  // S of tile k is done; tile k - 1's P V may still run
+          wg_pin<TK / 2>(&sc[0][0]);
+          const bool moved = softmax_exp<TK, false>(sc, c.kv_lo + k * TK, M, m, alpha, rs, lane);
+          wg_wait<0>();
+          wg_pin<D / 2>(&o[0][0]);
+          wg_keep<TK / 4>(&pp[0][0]);
+          mbar_arrive(empty_bar(st_prev));  // tile k - 1's stage is read (K by its S, V by its P V)
+          fold(moved, alpha, rs, sc);
+          st_prev = st;
+          if (++st == NS) { st = 0; ph ^= 1; }
+        }
+        last_pv(st_prev, false);
+        quad_row_sums(d);
+      } else if (kWsDefer && n_tiles > 0) {
+        // tile k's weights stay in fp32 in sw until the top of iteration k + 1: there the wait for tile k - 1's
+        // P V comes first, then tile k's rescale, row sums and P, then the products of tile k + 1's S and tile k's
+        // P V. The back-edge keeps each wait behind the exponentials before it. d: this thread's parts, as above.
+        float sw[TK / 8][4], alpha[2], rs[2] = {0.f, 0.f};
+        int st_prev = st, st_prev2 = st;  // the stages of tiles k - 1 and k - 2
+        qk_alone(sw);
+        bool moved = softmax_exp<TK, false>(sw, c.kv_lo, M, m, alpha, rs, lane);
+        if (++st == NS) { st = 0; ph ^= 1; }
+        for (int k = 1; k < n_tiles; ++k) {
+          wg_wait<0>();  // tile k - 2's P V (none at k = 1)
+          wg_pin<D / 2>(&o[0][0]);
+          wg_keep<TK / 4>(&pp[0][0]);
+          if (k >= 2) mbar_arrive(empty_bar(st_prev2));  // tile k - 2's stage is read
+          fold(moved, alpha, rs, sw);  // tile k - 1's P
+          float sc[TK / 8][4];
+          begin_tile(sc);
+          wg_pin<D / 2>(&o[0][0]);
+          wg_fence();  // O was rescaled, S zeroed, P written, by ordinary instructions
+          issue_qk(sc, st);
+          issue_pv(st_prev);
+          wg_wait<1>();  // S of tile k is done; tile k - 1's P V runs on beside what follows
+          wg_pin<TK / 2>(&sc[0][0]);
+          rs[0] = rs[1] = 0.f;
+          moved = softmax_exp<TK, false>(sc, c.kv_lo + k * TK, M, m, alpha, rs, lane);
+#pragma unroll
+          for (int nn = 0; nn < TK / 8; ++nn)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) sw[nn][e] = sc[nn][e];
+          st_prev2 = st_prev;
+          st_prev = st;
+          if (++st == NS) { st = 0; ph ^= 1; }
+        }
+        // tile n - 2's P V, then the last tile's rescale, sums, P and P V
+        wg_wait<0>();
+        wg_pin<D / 2>(&o[0][0]);
+        wg_keep<TK / 4>(&pp[0][0]);
+        if (n_tiles >= 2) mbar_arrive(empty_bar(st_prev2));
+        fold(moved, alpha, rs, sw);
+        last_pv(st_prev, false);
+        quad_row_sums(d);
+      } else if (AHEAD && n_tiles > 0) {
+        float sa[TK / 8][4], sb[TK / 8][4];
+        int st_prev = st, st_cur = st;  // the stages of tiles k - 1 and k
+        // step k (1 <= k <= n - 2): tile k - 1's P V and tile k + 1's S issued, tile k's softmax beside them
+        auto step = [&](float (&cur)[TK / 8][4], float (&nxt)[TK / 8][4], int k) {
+          begin_tile(nxt);  // tile k + 1's stage
+          wg_pin<D / 2>(&o[0][0]);
+          wg_fence();
+          issue_pv(st_prev);
+          issue_qk(nxt, st);
+          const int st_next = st;
+          if (++st == NS) { st = 0; ph ^= 1; }
+          softmax_fold(cur, k, st_prev);
+          wg_pin<TK / 2>(&nxt[0][0]);
+          st_prev = st_cur;
+          st_cur = st_next;
+        };
+        // tile 0: its S, softmax and P (O and d are still 0: nothing to rescale)
+        qk_alone(sa);
+        st_cur = st;
+        if (++st == NS) { st = 0; ph ^= 1; }
+        {
+          float alpha[2];
+          softmax_tile<TK, QT, false>(sa, c.kv_lo, M, m, alpha, pp, lane);
+        }
+        st_prev = st_cur;
+        if (n_tiles >= 2) {
+          qk_alone(sb);  // tile 1's S
+          st_cur = st;
+          if (++st == NS) { st = 0; ph ^= 1; }
+          // steps 1 .. n - 2 in pairs (cur, nxt alternate), an odd one left over copied back: the last tile's S
+          // ends in sb
+          int k = 1;
+          for (; k + 1 < n_tiles - 1; k += 2) {
+            step(sb, sa, k);
+            step(sa, sb, k + 1);
+          }
+          for (; k < n_tiles - 1; ++k) {
+            step(sb, sa, k);
+#pragma unroll
+            for (int nn = 0; nn < TK / 8; ++nn)
+#pragma unroll
+              for (int e = 0; e < 4; ++e) sb[nn][e] = sa[nn][e];
+          }
+          release_q();
+          // the last tile: tile n - 2's P V beside its softmax
+          wg_pin<D / 2>(&o[0][0]);
+          wg_fence();
+          issue_pv(st_prev);
+          softmax_fold(sb, n_tiles - 1, st_prev);
+          st_prev = st_cur;
+        } else {
+          release_q();
+        }
+        last_pv(st_prev, true);  // the last tile's P V and row sums
+      } else if (n_tiles > 0) {
+        // tile 0: its S alone
+        int st_prev = st;
+        {
+          float sc[TK / 8][4];
+          begin_tile(sc);
+          if constexpr (PP) named_sync(1 + cw, 256);  // my turn to issue products
+          wg_fence();
+          issue_qk(sc, st);
+          if constexpr (PP) named_arrive(2 - cw, 256);  // the other consumer's turn
+          wg_wait<0>();
+          wg_pin<TK / 2>(&sc[0][0]);
+          if (n_tiles == 1) release_q();
+          float alpha[2];
+          if (softmax_tile<TK, QT, false>(sc, c.kv_lo, M, m, alpha, pp, lane)) rescale<D>(o, d, alpha);
+          if (++st == NS) { st = 0; ph ^= 1; }
+        }
+        for (int k = 1; k < n_tiles; ++k) {
+          float sc[TK / 8][4];
+          begin_tile(sc);
+          wg_pin<D / 2>(&o[0][0]);
+          if constexpr (PP) named_sync(1 + cw, 256);
+          wg_fence();  // O was rescaled, S zeroed, by ordinary instructions
+          issue_qk(sc, st);
+          issue_pv(st_prev);
+          if constexpr (PP) named_arrive(2 - cw, 256);
+          wg_wait<1>();  // S of tile k is done; tile k - 1's P V may still run
+          wg_pin<TK / 2>(&sc[0][0]);
+          if (k == n_tiles - 1) release_q();
+          softmax_fold(sc, k, st_prev);
+          st_prev = st;
+          if (++st == NS) { st = 0; ph ^= 1; }
+        }
+        last_pv(st_prev, true);  // the last tile's P V and row sums
+      }
+    }
+    if (n_tiles == 0 || kWsFsum || kWsDefer) release_q();  // no S at all, or an order that releases after the item
+    if (wrow0 < c.packed) {
+#pragma unroll
+      for (int hr = 0; hr < 2; ++hr) {
+        if (M.prow[hr] >= c.packed) continue;
+        const RowOut<D, QT> w = row_out<D, QT>(P, SDv, it, c.q_start, c.qo_len, M.prow[hr], m[hr], d[2 * hr]);
+#pragma unroll
+        for (int nn = 0; nn < NT_D; ++nn) w.put(nn * 8 + 2 * tq, o[nn][hr * 2], o[nn][hr * 2 + 1]);
+        if (tq == 0) w.put_lse();
+      }
+    }
+    if (timed && tid == 128) put_span(P, t_item, idx, 0, 0, NC);
+  }
+  if (PP && cw == 0) named_sync(1, 256);
+  if constexpr (MODE != kWsPrefillOnly) {  // the prefill queue is empty and the ring read: decode items there
+    // (split SMs) the two consumers read the same stages and Q tile, unsynchronised: the first one done must not
+    // copy decode tiles over what the other has still to read (consumer 1's region covers the Q tile, consumer
+    // 0's the first stages). compute-sanitizer racecheck reported exactly that before this barrier (ldmatrix of the
+    // Q fragments against the decode's cp.async, notebook step 12); named barrier 6, the two consumers' 256 threads.
+    if constexpr (MODE == kWsSplitSms) named_sync(6, 256);
+    if (!P.gdec)  // (the group path's groups are the decode CTAs' alone)
+      ws_decode_items<D, QT, L::DS1>(P, smem + cw * Smem<D, __half>::dec_bytes_of(L::DS1), wtid, 3 + wg,
+                                     s_item + 2 + wg, timed, 0);
+    ws_cta_done(P, s_done, t_entry, wtid, timed, 2, 0);
+  } else if (timed && tid == 128) {
+    put_span(P, t_entry, -1, 0, 0, NC);
+  }
+  }
+#else
+  (void)P;  // built for sm_90a only; the host launches it only when the loaded image has it
+#endif
+}
+
+// ---- merge of split-KV partial states (one warp per merged query row and head) -------------------------------
+// Partial entry (chunk c, local row i, head h) of request r is part_base[r] + (c * qo_len + i) * H + h.
+// O = sum_c w_c O_c / sum_c w_c with w_c = 2^(lse_c - max lse); LSE = max + log2(sum w); all empty: 0, -inf.
+// Grid (merged rows, ceil(H / 4)): warp w of CTA (x, y) merges row x's head 4 y + w, each lane pairs of columns
+// 2 lane + 64 j. Every lane folds the chunks' LSEs itself, in chunk order (broadcast loads), and each column sums
+// over the chunks in chunk order: the same operations in the same order as v3.6's kernel, whose one CTA per row
+// walked the heads one after another, three dependent global round trips per head (G8's prefill alone: 64 heads,
+// about 80 us of merge after a 20 us launch; Sp's decode alone about 60 us after 51).
+template <int D, class OT>
+__global__ void __launch_bounds__(kThreads) pod_merge_kernel(const __grid_constant__ KParams P, const MergeRow* rows) {
+  using Pk = Pack2<OT>;
+  const int h = blockIdx.y * kWarps + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+  const int H = P.num_qo_heads;
+  if (h >= H) return;  // warp-uniform; the kernel has no CTA barrier
+  const MergeRow mr = rows[blockIdx.x];
+  const SideDev& SDv = P.side[mr.side];
+  const pod_side& S = SDv.s;
+  const int r = mr.request, i = mr.row;
+  const int q_start = S.qo_indptr[r];
+  const int qo_len = S.qo_indptr[r + 1] - q_start;
+  const int nch = SDv.nchunks[r];
+  const std::int64_t e0 = SDv.part_base[r] + (std::int64_t)i * H + h;
+  const std::int64_t cstride = (std::int64_t)qo_len * H;
+  const float* lse = SDv.part_lse + e0;
+  float mxl = -INFINITY;
+  for (int c = 0; c < nch; ++c) mxl = fmaxf(mxl, lse[c * cstride]);
+  float wsum = 0.f;
+  for (int c = 0; c < nch; ++c) wsum += (mxl == -INFINITY) ? 0.f : exp2f(lse[c * cstride] - mxl);
+  const bool empty = !(wsum > 0.f);
+  OT* dst = static_cast<OT*>(S.o) + (std::int64_t)(q_start + i) * S.o_stride_row + (std::int64_t)h * S.o_stride_head;
+  const float f = empty ? 0.f : S.v_scale / wsum;
+#pragma unroll
+  for (int dd = 2 * lane; dd < D; dd += 64) {
+    float a0 = 0.f, a1 = 0.f;
+    if (!empty)
+      for (int c = 0; c < nch; ++c) {
+        const float w = exp2f(lse[c * cstride] - mxl);
+        const float2 v = *reinterpret_cast<const float2*>(SDv.part_o + (e0 + c * cstride) * D + dd);
+        a0 += w * v.x;
+        a1 += w * v.y;
+      }
+    *reinterpret_cast<std::uint32_t*>(dst + dd) = Pk::pack(a0 * f, a1 * f);
+  }
+  if (lane == 0 && S.lse) {
+    const float lse2 = empty ? -INFINITY : mxl + log2f(wsum);
+    S.lse[(std::int64_t)(q_start + i) * S.lse_stride_row + h] =
+        P.lse_base_e ? (empty ? -INFINITY : lse2 * 0.69314718055994531f) : lse2;
+  }
+}
+
+template <int D, class QT, class KVT>
+std::size_t fused_smem_bytes() {
+  return std::size_t(Smem<D, KVT>::bytes);
+}
+
+struct Kernels {
+  const void* fused = nullptr;
+  const void* merge = nullptr;
+  std::size_t smem = 0;
+  // pod_ws_kernel's forms, indexed by MODE (kWsPrefillOnly, kWsCoResident, kWsSplitSms): 16-bit KV, head_dim 64 /
+  // 128; else null
+  const void* ws[3] = {};
+  std::size_t ws_smem[3] = {};
+};
+constexpr int kWsRowsOf[3] = {kWsRows<kWsPrefillOnly>, kWsRows<kWsCoResident>, kWsRows<kWsSplitSms>};
+
+template <int D, class QT, int MODE>
+void set_ws_form(Kernels& k) {
+  k.ws[MODE] = reinterpret_cast<const void*>(&pod_ws_kernel<D, QT, MODE>);
+  k.ws_smem[MODE] = std::size_t(WsSmem<D, MODE>::bytes);
+}
+
+// feat: the instantiation with the RoPE / ALiBi / soft-cap paths (its own registers; the plain one keeps v2's).
+template <int D, class QT, class KVT>
+Kernels kernels_for(bool feat) {
+  Kernels k;
+  k.fused = feat ? reinterpret_cast<const void*>(&pod_fused_kernel<D, QT, KVT, true>)
+                 : reinterpret_cast<const void*>(&pod_fused_kernel<D, QT, KVT, false>);
+  k.merge = reinterpret_cast<const void*>(&pod_merge_kernel<D, QT>);
+  k.smem = fused_smem_bytes<D, QT, KVT>();
+  if constexpr (std::is_same_v<QT, KVT> && D <= 128) {
+    set_ws_form<D, QT, kWsPrefillOnly>(k);
+    set_ws_form<D, QT, kWsCoResident>(k);
+    set_ws_form<D, QT, kWsSplitSms>(k);
+  }
+  return k;
+}
+
+// The kernel set of one head_dim and query dtype, every KV dtype: instantiated in its own translation unit
+// (the extern declarations below keep every other unit, pod_attention.cu included, from instantiating it).
+template <int D, class QT>
+Kernels kernel_set(int dtype_kv, bool feat) {
+  if (dtype_kv == POD_DTYPE_E4M3) return kernels_for<D, QT, __nv_fp8_e4m3>(feat);
+  if (dtype_kv == POD_DTYPE_E5M2) return kernels_for<D, QT, __nv_fp8_e5m2>(feat);
+  return kernels_for<D, QT, QT>(feat);
+}
+
+extern template Kernels kernel_set<64, __half>(int, bool);
+extern template Kernels kernel_set<64, __nv_bfloat16>(int, bool);
+extern template Kernels kernel_set<128, __half>(int, bool);
+extern template Kernels kernel_set<128, __nv_bfloat16>(int, bool);
+extern template Kernels kernel_set<256, __half>(int, bool);
+extern template Kernels kernel_set<256, __nv_bfloat16>(int, bool);
+
+}  // namespace podcheck::kernels::pod_detail
