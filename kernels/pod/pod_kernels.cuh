@@ -1,4 +1,4 @@
-// The POD kernels' device code: everything the kernels of pod_attention.cu run (the fused kernel, the
+// The POD kernels' device code: the kernels pod_attention.cu launches (the fused kernel, the
 // warp-specialised pod_ws_kernel, the LSE merge) and the launch parameters the host fills in for them. Included by
 // pod_attention.cu (the host side: plan, launch, ABI) and by the kernel-set translation units that CMake generates
 // (kernels/CMakeLists.txt): each instantiates kernel_set<D, QT> for one head_dim and query dtype, so that nvcc
