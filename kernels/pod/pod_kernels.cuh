@@ -7,6 +7,7 @@
 
 #include "kernels/host/cuda_check.hpp"
 #include "kernels/pod/fast_div.hpp"
+#include "kernels/pod/kv_copy.cuh"
 #include "kernels/pod/mma_sm80.cuh"
 #include "kernels/pod/pod_launch.hpp"
 #include "kernels/pod/tensor_map.hpp"
@@ -154,39 +155,6 @@ __device__ __forceinline__ unsigned char* smem_aligned_1024(uint4* raw) {
   return reinterpret_cast<unsigned char*>(raw) + ((1024u - (smem_u32(raw) & 1023u)) & 1023u);
 #endif
 }
-// 16 bytes global -> shared (dst: a 32-bit shared-space address), L2 only; valid == false writes 16 zero bytes
-// and reads nothing. 8 bytes: fp8 KV (strides are multiples of 8 elements = 8 bytes, not always 16).
-// Each copy asks L2 to fetch the whole 128-byte line it falls in (PODCHECK_CP_L2 = 128, from v3.6; 0: no hint, as
-// v3.5; 256). A warp's copies cover whole lines anyway, so the hint changes no byte read. With it the decode alone
-// is 2-5 % faster, with 256 bytes slower than with none (notebook step 11); why is not known: ncu puts the decode's
-// L2 hit rate at 48 % with the hint, 35 % without (FlashInfer's decode: 2 %; step 12).
-#ifndef PODCHECK_CP_L2
-#define PODCHECK_CP_L2 128
-#endif
-#if PODCHECK_CP_L2 == 128
-#define PODCHECK_CP_HINT ".L2::128B"
-#elif PODCHECK_CP_L2 == 256
-#define PODCHECK_CP_HINT ".L2::256B"
-#elif PODCHECK_CP_L2 == 0
-#define PODCHECK_CP_HINT ""
-#else
-#error "PODCHECK_CP_L2: 0, 128 or 256"
-#endif
-__device__ __forceinline__ void cp_async16(std::uint32_t dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global" PODCHECK_CP_HINT " [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-               "r"(valid ? 16 : 0)
-               : "memory");
-}
-__device__ __forceinline__ void cp_async8(std::uint32_t dst, const void* src, bool valid) {
-  asm volatile("cp.async.ca.shared.global" PODCHECK_CP_HINT " [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src),
-               "r"(valid ? 8 : 0)
-               : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-
 // ---- shared-memory layouts (bytes; every block a multiple of 16) --------------------------------------------
 // 16-bit KV tiles are stored padded (row = D + 8 elements: ldmatrix rows fall on distinct banks) and read by
 // ldmatrix directly. fp8 KV is copied raw (dense rows of D bytes) into the stages and converted (exactly) by
@@ -243,103 +211,6 @@ template <int D, class KVT> struct Smem {
                 "16-byte alignment of every block");
 };
 
-// Where one KV head's tokens of one request live, resolved once per work item: the head's base pointers
-// and the request's page indices. Strides and the page size stay in the kernel's parameters (constant bank:
-// the item functions get their side by a compile-time index, so they are instruction operands, not registers).
-struct KvSrc {
-  const unsigned char* k;
-  const unsigned char* v;
-  const std::int32_t* pages;
-};
-template <class KVT>
-__device__ __forceinline__ KvSrc kv_src(const SideDev& SDv, int page_base, int kv_head) {
-  const pod_kv& kv = SDv.s.kv;
-  KvSrc r;
-  r.k = static_cast<const unsigned char*>(kv.k) + kv_head * kv.k_stride_head * (std::int64_t)sizeof(KVT);
-  r.v = static_cast<const unsigned char*>(kv.v) + kv_head * kv.v_stride_head * (std::int64_t)sizeof(KVT);
-  r.pages = kv.indices + page_base;
-  return r;
-}
-
-// Issues the copies of KV tokens [t0, t0 + NTOK) (tokens >= kv_hi zero-filled, never read) into K/V stage
-// buffers; chunks of 8 elements, chunk c = idx + i * NTHR handled by thread idx of NTHR. CPR divides NTHR,
-// so a thread keeps one column and steps over rows: per row one page lookup (FastDiv, read-only load) and one
-// 32 x 32 -> 64-bit multiply-add for the element offset (V reuses K's when their strides are equal); the head
-// offset is resolved once per item (KvSrc). v3 re-derived the head offset and a signed division per chunk
-// (about two thirds of the decode kernel's instructions), v3.1 still formed two 64 x 64-bit products per row.
-// PV (the decode's warp tiles, NTHR = 32, NTOK = 16, from v3.7): the page numbers come from `pv`, lane j's lookup
-// for token t0 + (j & 15) made one tile ahead (decode_pages), by a shuffle instead of a load per row.
-// XS (the decode's 16-bit tiles, v3.9): rows of D elements, no padding, 16-byte chunk j of row r stored at chunk
-// (j & ~7) | ((j ^ r) & 7) (attend_tile reads them so). kd / vd point at the thread's row0 and its chunk's 128-byte
-// group, `xo` is its chunk's position in the group (bytes) for row0; row0 + i RPP differs from row0 in the bits of
-// i RPP alone (row0 < RPP, a power of 2), so each row's position is xo ^ ((i RPP) & 7) * 16, a constant per row.
-// CE: elements per chunk, 8 (16 bytes of 16-bit KV, 8 of fp8) or 16 (fp8 only: 16 bytes, the decode's wide copies).
-template <int D, int NTOK, int NTHR, class KVT, bool SAME, int ROWB, bool PV = false, bool XS = false, int CE = 8>
-__device__ __forceinline__ void issue_kv_rows(const SideDev& SDv, const KvSrc& src, int t0, int kv_hi,
-                                              std::uint32_t kd, std::uint32_t vd, int row0, int col,
-                                              std::uint32_t pv = 0, std::uint32_t xo = 0) {
-  static_assert(!PV || (NTHR == 32 && NTOK <= 16), "a page vector: one warp, at most 16 rows");
-  static_assert(CE == 8 || (CE == 16 && sizeof(KVT) == 1), "16-element chunks: fp8 only");
-  constexpr int CPR = D / CE;
-  constexpr int RPP = NTHR / CPR;  // rows per pass of all NTHR threads
-  constexpr int E = sizeof(KVT);   // ROWB: bytes from one stage row to the next
-  const unsigned char* kb = src.k + col * E;
-  const unsigned char* vb = src.v + col * E;
-  // at most 8 rows' lookups in flight (16 for D 256 decode would keep 32 more registers live)
-#pragma unroll(NTOK / RPP > 8 ? 8 : NTOK / RPP)
-  for (int i = 0; i < NTOK / RPP; ++i) {
-    const int t = t0 + row0 + i * RPP;
-    const bool ok = t < kv_hi;
-    const int tc = ok ? t : t0;  // t0 < kv_hi: its page exists, so the lookup below stays in range
-    const int q = SDv.ps.div(tc);
-    const std::uint32_t page = PV ? __shfl_sync(0xffffffffu, pv, row0 + i * RPP)
-                                  : static_cast<std::uint32_t>(__ldg(src.pages + q));
-    const std::uint32_t slot = static_cast<std::uint32_t>(SDv.ps.mod(tc, q));
-    const std::uint64_t ko = std::uint64_t(page) * SDv.k_sp + slot * SDv.k_ss;  // elements
-    const std::uint64_t vo = SAME ? ko : std::uint64_t(page) * SDv.v_sp + slot * SDv.v_ss;
-    const unsigned char* ks = kb + ko * E;
-    const unsigned char* vs = vb + vo * E;
-    if constexpr (XS) {
-      static_assert(E == 2 && ROWB == D * 2 && (RPP & (RPP - 1)) == 0, "XS: 16-bit, dense rows, RPP a power of 2");
-      const std::uint32_t x = xo ^ std::uint32_t(((i * RPP) & 7) * 16);
-      cp_async16(kd + i * RPP * ROWB + x, ks, ok);
-      cp_async16(vd + i * RPP * ROWB + x, vs, ok);
-    } else if constexpr (E == 2 || CE == 16) {
-      cp_async16(kd + i * RPP * ROWB, ks, ok);
-      cp_async16(vd + i * RPP * ROWB, vs, ok);
-    } else {
-      cp_async8(kd + i * RPP * ROWB, ks, ok);
-      cp_async8(vd + i * RPP * ROWB, vs, ok);
-    }
-  }
-}
-// SWZ: the sm_90a prefill's layout, [NTOK][64]-element blocks with the 128-byte swizzle (16-bit KV): a thread's
-// rows step by RPP, a multiple of 8, so its chunk's swizzled position is the same in every row it copies.
-// XS: the decode's unpadded, xor-swizzled 16-bit tiles (issue_kv_rows); the stage must be 128-byte aligned.
-template <int D, int NTOK, int NTHR, class KVT, bool SWZ = false, bool PV = false, bool XS = false, int CE = 8>
-__device__ __forceinline__ void issue_kv_tile(const SideDev& SDv, const KvSrc& src, int t0, int kv_hi,
-                                              unsigned char* kdst, unsigned char* vdst, int idx,
-                                              std::uint32_t pv = 0) {
-  constexpr int CPR = D / CE;           // CE-element chunks per token row
-  static_assert(NTHR % CPR == 0, "a thread keeps one column");
-  static_assert(NTOK % (NTHR / CPR) == 0, "whole passes");
-  constexpr int SD = D + 8;
-  constexpr int E = sizeof(KVT);
-  static_assert(!SWZ || (E == 2 && (NTHR / CPR) % 8 == 0), "swizzled rows: 16-bit KV, passes of 8 rows");
-  static_assert(!(SWZ && XS), "one layout");
-  static_assert(CE == 8 || (!SWZ && !XS), "16-element chunks: fp8's dense rows");
-  constexpr int ROWB = SWZ ? 128 : XS ? D * 2 : E == 2 ? SD * 2 : D;
-  const int row0 = idx / CPR, chunk = idx % CPR, col = chunk * CE;
-  const std::uint32_t off = SWZ  ? (chunk / 8) * NTOK * 128 + sm90::swz128(row0, chunk % 8)
-                            : XS ? row0 * ROWB + (chunk / 8) * 128
-                                 : row0 * ROWB + col * E;
-  const std::uint32_t xo = XS ? std::uint32_t(((chunk ^ row0) & 7) * 16) : 0u;
-  const std::uint32_t kd = smem_u32(kdst) + off;
-  const std::uint32_t vd = smem_u32(vdst) + off;
-  if (SDv.kv_same)
-    issue_kv_rows<D, NTOK, NTHR, KVT, true, ROWB, PV, XS, CE>(SDv, src, t0, kv_hi, kd, vd, row0, col, pv, xo);
-  else issue_kv_rows<D, NTOK, NTHR, KVT, false, ROWB, PV, XS, CE>(SDv, src, t0, kv_hi, kd, vd, row0, col, pv, xo);
-}
 // The decode's page vector of the warp tile at t0 (decode_item): lane j looks up the page of token t0 + (j & 15)
 // (tokens past kv_hi: t0's, which exists when t0 < kv_hi). Issued one tile before the copies that use it, so the
 // page-table load's latency is off their path; one load per lane and tile instead of one per row (at page 1,
