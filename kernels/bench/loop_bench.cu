@@ -1,8 +1,8 @@
 // podcheck_loop_bench: the warp-specialised prefill's inner loop (pod_ws_kernel's consumer warpgroups,
-// kernels/pod/pod_kernels.cuh) alone, on K / V stages that are already in shared memory: no copies, no page
-// table, no items, no epilogue. Mix A's prefill alone runs that loop at about 38 % of the tensor core's peak
-// (docs/KERNEL.md, steps 26-27); this measures what the loop itself can reach, and which of its parts cost what,
-// by taking parts away (notebook step 28).
+// kernels/pod/pod_kernels.cuh) alone, on K / V stages that are already in shared memory (but in the copy and tma
+// modes, which add the producer back): no items, no masks, no epilogue. Mix A's prefill alone runs that loop at
+// about 38 % of the tensor core's peak (docs/KERNEL.md, steps 26-27); this measures what the loop itself can reach,
+// and which of its parts cost what, by taking parts away (notebook steps 28 and 30).
 //
 // One CTA of 384 threads per SM (its shared memory allows no second); all fill the stages, then warpgroup 0 (and
 // warpgroup 2 when NC = 1) leaves with its registers given back as the kernel's producer does, and NC consumer
@@ -25,11 +25,22 @@
 //            accumulator) issued before tile k's softmax and waited for after it, then the rescale; so the softmax
 //            runs beside both products and a consumer never waits for an S it has just issued (the kernel's order
 //            waits for tile k's S before its softmax and overlaps only the P V)
+//   fsum     softmax with the row sums as fp32 adds of the unrounded weights (softmax_exp, the kernel's
+//            PODCHECK_WS_FSUM=1 arithmetic and order: P rounded after the wait for the previous P V) instead of an
+//            mma.sync of the rounded P, which waits for the tensor pipe the wgmma hold (notebook step 30)
+//   copy     sync, with warpgroup 0 as the kernel's producer: tile k's K and V copied into its stage by the
+//            kernel's own gather (issue_kv_tile: 16-byte cp.async through a page table, kernels/pod/kv_copy.cuh)
+//            from a paged cache in global memory (2,048 tokens of 8 KV heads, NHD pages of --page tokens, the
+//            table shuffled; CTA b reads head b mod 8), on the stages' full and empty barriers as in the kernel
+//   tma      copy, with the stages filled by tensor copies instead: one thread, one copy per page (or per 64 slots
+//            of a larger page) and 64-column block of K and of V (16 per tile at pages of 16); tma4: the same copies
+//            issued by four threads (lane 0 of each producer warp), in case the issue rate is a thread's
 // and by the S = Q K^T form: Q fragments in registers (rs, the kernel's default) or Q read from shared memory by
 // the instruction (ss, PODCHECK_WS_QSMEM); by TK (64: the kernel's default; 128) and NC (1 or 2 consumers); -pp:
 // the two consumers take turns issuing their products (FlashAttention-3's ping-pong, PODCHECK_WS_PINGPONG).
 //
-// Checked: exp, softmax and rescale end with O / d for every row, which must equal attention over the 256 distinct keys
+// Checked: every mode but tensor and mma ends with O / d for every row (in copy and tma, of the keys the producer
+// brought), which must equal attention over the 256 distinct keys
 // (each appears T / stages times, which leaves the normalised output unchanged), computed on the host in double
 // from the same bf16 inputs; a variant over 4e-3 (P's rounding to bf16 is worth about 1e-3 here) is reported and
 // the run exits 1. tensor and mma compute no attention and are timed only.
@@ -37,8 +48,9 @@
 // Ratios, printed per variant: TFLOP/s (QK^T and PV, 4 x 64 x TK x D per tile and consumer) against a cuBLAS bf16
 // GEMM (8192^3) of the same run, and the cycles per tile (clock64 around each consumer's loop, median over the
 // CTAs) against the tensor core's 2,048 bf16 multiply-adds per cycle and SM; the clock those cycles ran at.
-//   podcheck_loop_bench [--tiles T] [--reps N] [--variants softmax-rs-64-2,...]
+//   podcheck_loop_bench [--tiles T] [--reps N] [--page P] [--variants softmax-rs-64-2,...]
 #include <cublas_v2.h>
+#include <cuda.h>  // CUtensorMap
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -53,7 +65,9 @@
 #include <vector>
 
 #include "kernels/host/cuda_check.hpp"
+#include "kernels/pod/kv_copy.cuh"
 #include "kernels/pod/mma_sm80.cuh"
+#include "kernels/pod/tensor_map.hpp"
 #include "kernels/pod/tile_softmax.cuh"
 #include "kernels/pod/wgmma_sm90.cuh"
 
@@ -68,8 +82,14 @@ using QT = __nv_bfloat16;
 constexpr int kD = 128;        // head_dim
 constexpr int kKeys = 256;     // distinct keys in the stages
 constexpr int kMaxRows = 128;  // two consumers' rows
-enum Mode { kTensor = 0, kMma = 1, kExp = 2, kSoftmax = 3, kRescale = 4, kSync = 5, kAhead = 6 };
-const char* const kModeName[] = {"tensor", "mma", "exp", "softmax", "rescale", "sync", "ahead"};
+enum Mode {
+  kTensor = 0, kMma = 1, kExp = 2, kSoftmax = 3, kRescale = 4, kSync = 5, kAhead = 6, kFsum = 7, kCopy = 8, kTma = 9,
+  kTma4 = 10
+};
+const char* const kModeName[] = {"tensor", "mma",  "exp", "softmax", "rescale", "sync",
+                                 "ahead",  "fsum", "copy", "tma",    "tma4"};
+constexpr int kCacheTokens = 2048;  // (copy, tma) tokens per KV head in the paged cache; token t holds key t mod 256
+constexpr int kCacheHeads = 8;      // (copy, tma) KV heads in the cache; CTA b reads head b mod 8
 
 // Shared memory: the stages ([TK][64] swizzled blocks of K, then of V, as the kernel's), Q padded for ldmatrix
 // (rs) and Q in swizzled [128][64] blocks (ss).
@@ -80,8 +100,9 @@ template <int TK> struct Layout {
   static constexpr int q_pad = NS * stage;
   static constexpr int q_swz = (q_pad + kMaxRows * (kD + 8) * 2 + 1023) / 1024 * 1024;
   static constexpr int q_block = kMaxRows * 128;
-  static constexpr int bars = q_swz + (kD / 64) * q_block;       // (sync) two mbarriers
-  static constexpr int bytes = bars + 16 + 1024;                    // + the alignment slack
+  // mbarriers: (sync) full, empty; (copy, tma) full[NS], empty[NS] of the stages
+  static constexpr int bars = q_swz + (kD / 64) * q_block;
+  static constexpr int bytes = bars + 8 * 2 * NS + 1024;  // + the alignment slack
 };
 
 struct Params {
@@ -94,6 +115,12 @@ struct Params {
   float c;  // sm_scale * log2(e)
   pod_side side;
   FastDiv gd;
+  // (copy, tma) the paged KV cache the producer reads: NHD pages of `page` tokens, kCacheHeads heads, one request
+  // of kCacheTokens tokens whose page table is shuffled; the side as the kernel's copy code takes it, and the
+  // tensor maps of its K and V (boxes of 64 columns x min(page, TK) slots of one head and page, 128-byte swizzle)
+  SideDev kv;
+  CUtensorMap tmk, tmv;
+  int page;
 };
 
 __device__ __forceinline__ unsigned char* aligned_smem(uint4* raw) {
@@ -109,8 +136,14 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
   unsigned char* smem = aligned_smem(smem_raw);
   const std::uint32_t sbase = smem_u32(smem);
   const int tid = threadIdx.x, wg = tid >> 7, wtid = tid & 127;
-  // every thread fills: K and V into the stages, Q both ways
-  for (int i = tid; i < kKeys * (kD / 8); i += blockDim.x) {
+  constexpr bool kProducer = MODE == kCopy || MODE == kTma || MODE == kTma4;  // a producer fills the stages
+  constexpr int kIssuers = MODE == kCopy ? 128 : MODE == kTma ? 1 : 4;  // its threads that arrive on a full barrier
+  static_assert(!kProducer || (TK == 64 && NC == 2), "the producer's modes: the kernel's 64-key tiles, two consumers");
+  const std::uint32_t bars = sbase + L::bars;
+  auto full_bar = [&](int st) { return bars + 8 * st; };
+  auto empty_bar = [&](int st) { return bars + 8 * (L::NS + st); };
+  // every thread fills: K and V into the stages (but for a producer's modes), Q both ways
+  for (int i = tid; i < (kProducer ? 0 : kKeys * (kD / 8)); i += blockDim.x) {
     const int key = i / (kD / 8), ch = i % (kD / 8);  // 16-byte chunk ch of row key
     const int st = key / TK, row = key % TK;
     const std::uint32_t off = (ch / 8) * TK * 128 + swz128(row, ch % 8);
@@ -124,14 +157,56 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
     *reinterpret_cast<uint4*>(smem + L::q_swz + (ch / 8) * L::q_block + swz128(row, ch % 8)) = x;
   }
   if (tid == 0) {
-    mbar_init(smem_u32(smem + L::bars), 1);
-    mbar_init(smem_u32(smem + L::bars + 8), 128 * NC);
-    mbar_arrive(smem_u32(smem + L::bars));  // the full barrier's phase 0 completes
+    if constexpr (kProducer) {
+      for (int st = 0; st < L::NS; ++st) {
+        mbar_init(full_bar(st), kIssuers);  // the producer's threads' cp.async, or the threads issuing tensor copies
+        mbar_init(empty_bar(st), 128 * NC);                 // every consumer thread, once its products read it
+      }
+      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // (tma) seen by the tensor copies
+    } else {
+      mbar_init(full_bar(0), 1);
+      mbar_init(full_bar(1), 128 * NC);
+      mbar_arrive(full_bar(0));  // (sync) the full barrier's phase 0 completes
+    }
   }
   fence_async_smem();
   __syncthreads();
   if (wg == 0 || wg > NC) {  // as the kernel's producer, which gives its registers to the consumers
     setmaxnreg_dec<56>();
+    if (!kProducer || wg != 0) return;
+    // (copy, tma) the producer: tile k's K and V, tokens (k TK) mod kCacheTokens of KV head b mod kCacheHeads,
+    // into stage k mod NS once its consumers released it, as pod_ws_kernel's producer does for the prefill
+    const int kv_head = blockIdx.x % kCacheHeads;
+    if constexpr (MODE == kCopy) {  // the kernel's own gather: every thread, 16-byte cp.async through the page table
+      const KvSrc src = kv_src<QT>(P.kv, 0, kv_head);
+      for (int k = 0; k < P.tiles; ++k) {
+        const int st = k % L::NS;
+        mbar_wait(empty_bar(st), ((k / L::NS) & 1) ^ 1);
+        unsigned char* kdst = smem + st * L::stage;
+        issue_kv_tile<kD, TK, 128, QT, true>(P.kv, src, (k * TK) % kCacheTokens, kCacheTokens, kdst,
+                                             kdst + L::kv_block, wtid);
+        mbar_arrive_cp_async(full_bar(st));
+      }
+      asm volatile("cp.async.wait_all;\n" ::: "memory");
+    } else if (wtid % 32 == 0 && wtid / 32 < kIssuers) {
+      // tma: tensor copies, one per page (or per TK slots of a larger page), 64-column block and side (K or V), of
+      // which lane 0 of warp w issues every kIssuers-th from w (tma: one thread; tma4: four), each arriving on the
+      // full barrier with the bytes of its own
+      const int w = wtid / 32, rows = P.page < TK ? P.page : TK, n = (TK / rows) * (kD / 64) * 2;
+      const std::uint32_t bytes = std::uint32_t((n - w + kIssuers - 1) / kIssuers) * rows * 128;
+      for (int k = 0; k < P.tiles; ++k) {
+        const int st = k % L::NS;
+        mbar_wait(empty_bar(st), ((k / L::NS) & 1) ^ 1);
+        arrive_expect_tx(full_bar(st), bytes);
+        const int t0 = (k * TK) % kCacheTokens;
+        for (int j = w; j < n; j += kIssuers) {
+          const int side = j & 1, cb = (j >> 1) % (kD / 64), r = (j >> 1) / (kD / 64) * rows;
+          const int t = t0 + r, page = __ldg(P.kv.s.kv.indices + P.kv.ps.div(t)), slot = t % P.page;
+          tma_load_4d(sbase + st * L::stage + side * L::kv_block + cb * TK * 128 + r * 128, side ? &P.tmv : &P.tmk,
+                      64 * cb, slot, kv_head, page, full_bar(st));
+        }
+      }
+    }
     return;
   }
   setmaxnreg_inc<224>();  // the kernel's consumers' budget (128 x 56 + 256 x 224 registers)
@@ -267,12 +342,19 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
       wg_keep<TK / 4>(&pp[0][0]);
     }
   } else {
+    // the modes on the kernel's softmax_tile: row sums of P on mma.sync, O rescaled on every tile but in softmax
+    constexpr bool kSoftmaxLike = MODE == kSoftmax || MODE == kRescale || MODE == kSync || kProducer;
     // the tile's work on its S (sc, tile k) into P (pa); the row sums of tile k - 1's P (pp) where the mode has them
-    auto work = [&](float (&sc)[TK / 8][4], int k, std::uint32_t (&pa)[TK / 16][4], float (&alpha)[2]) -> bool {
-      if constexpr (MODE >= kSoftmax) {
+    // (fsum) rs: this thread's parts of its rows' sums of the fp32 weights, added to d after the rescale
+    auto work = [&](float (&sc)[TK / 8][4], int k, std::uint32_t (&pa)[TK / 16][4], float (&alpha)[2],
+                    float (&rs)[2]) -> bool {
+      if constexpr (kSoftmaxLike) {
         const bool moved = softmax_tile<TK, QT, false>(sc, k * TK, M, m, alpha, pa, lane);
         if (k > 0) row_sums<TK, QT>(d, pp);
         return moved || MODE != kSoftmax;
+      } else if constexpr (MODE == kFsum) {
+        rs[0] = rs[1] = 0.f;
+        return softmax_exp<TK, false>(sc, k * TK, M, m, alpha, rs, lane);  // rounded into P after the wait
       } else if constexpr (MODE == kExp) {
 #pragma unroll
         for (int n = 0; n < TK / 8; ++n)
@@ -286,26 +368,41 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
       return false;
     };
     // (sync) a full barrier completed once, so every wait on its phase 0 passes at once, and an empty barrier
-    // that completes on each tile's 256 arrivals
-    const std::uint32_t full = sbase + L::bars, empty = full + 8;
-    auto handshake_in = [&] {
-      if constexpr (MODE == kSync) {
-        mbar_wait(full, 0);
+    // that completes on each tile's 256 arrivals; (copy, tma) the stages' own, shared with the producer
+    auto handshake_in = [&](int k) {  // before tile k's S
+      if constexpr (MODE == kSync || kProducer) {
+        mbar_wait(kProducer ? full_bar(k % L::NS) : full_bar(0), kProducer ? (k / L::NS) & 1 : 0);
         fence_async_smem();
       }
     };
-    auto handshake_out = [&] {
-      if constexpr (MODE == kSync) mbar_arrive(empty);
+    auto handshake_out = [&](int k) {  // tile k's stage read (its S and P V done)
+      if constexpr (MODE == kSync) mbar_arrive(full_bar(1));
+      if constexpr (kProducer) mbar_arrive(empty_bar(k % L::NS));
     };
-    auto zero_s = [&](float (&sc)[TK / 8][4]) {
-      handshake_in();
+    // after the rescale, tile k's P for the next P V: pa, or (fsum) the fp32 weights in sc rounded into pp once that
+    // P V read the last one, and their sums added to d, as the kernel's FSUM=1 fold (rounding P earlier, into a
+    // second array as the other modes do, made ptxas serialise the products: C7513)
+    auto take_p = [&](const float (&sc)[TK / 8][4], const std::uint32_t (&pa)[TK / 16][4], const float (&rs)[2]) {
+      if constexpr (MODE == kFsum) {
+        d[0] += rs[0];
+        d[2] += rs[1];
+        pack_p<TK, QT>(sc, pp);
+      } else {
+#pragma unroll
+        for (int kk = 0; kk < TK / 16; ++kk)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) pp[kk][e] = pa[kk][e];
+      }
+    };
+    auto zero_s = [&](float (&sc)[TK / 8][4], int k) {
+      handshake_in(k);
 #pragma unroll
       for (int n = 0; n < TK / 8; ++n) sc[n][0] = sc[n][1] = sc[n][2] = sc[n][3] = 0.f;
       wg_pin<TK / 2>(&sc[0][0]);
     };
     {  // tile 0 peeled, as in the kernel: a wgmma or a wait under a condition serialises every wgmma (ptxas C7514)
-      float sc[TK / 8][4], alpha[2];
-      zero_s(sc);
+      float sc[TK / 8][4], alpha[2], rs[2];
+      zero_s(sc, 0);
       turn_begin();
       wg_fence();
       issue_qk(sc, 0);
@@ -313,17 +410,14 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
       wg_wait<0>();
       wg_pin<TK / 2>(&sc[0][0]);
       std::uint32_t pa[TK / 16][4];
-      if (work(sc, 0, pa, alpha)) rescale<kD>(o, d, alpha);
-#pragma unroll
-      for (int kk = 0; kk < TK / 16; ++kk)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) pp[kk][e] = pa[kk][e];
+      if (work(sc, 0, pa, alpha, rs)) rescale<kD>(o, d, alpha);
+      take_p(sc, pa, rs);
     }
     int st_prev = 0;
     for (int k = 1; k < P.tiles; ++k) {
       const int st = k % L::NS;
-      float sc[TK / 8][4], alpha[2];
-      zero_s(sc);
+      float sc[TK / 8][4], alpha[2], rs[2];
+      zero_s(sc, k);
       wg_pin<kD / 2>(&o[0][0]);
       turn_begin();
       wg_fence();
@@ -333,26 +427,23 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
       wg_wait<1>();
       wg_pin<TK / 2>(&sc[0][0]);
       std::uint32_t pa[TK / 16][4];
-      const bool moved = work(sc, k, pa, alpha);
+      const bool moved = work(sc, k, pa, alpha, rs);
       wg_wait<0>();
       wg_pin<kD / 2>(&o[0][0]);
       wg_keep<TK / 4>(&pp[0][0]);
-      handshake_out();
+      handshake_out(k - 1);
       if (moved) rescale<kD>(o, d, alpha);
-#pragma unroll
-      for (int kk = 0; kk < TK / 16; ++kk)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) pp[kk][e] = pa[kk][e];
+      take_p(sc, pa, rs);
       st_prev = st;
     }
     wg_pin<kD / 2>(&o[0][0]);
     wg_fence();
     issue_pv(st_prev);
-    if constexpr (MODE >= kSoftmax) row_sums<TK, QT>(d, pp);
+    if constexpr (kSoftmaxLike) row_sums<TK, QT>(d, pp);
     wg_wait<0>();
     wg_pin<kD / 2>(&o[0][0]);
     wg_keep<TK / 4>(&pp[0][0]);
-    if constexpr (MODE == kExp) quad_row_sums(d);
+    if constexpr (MODE == kExp || MODE == kFsum) quad_row_sums(d);
   }
   if (PP && cw == 0) named_sync(1, 256);
   const long long t1 = clock64();
@@ -395,6 +486,8 @@ std::vector<Variant> all_variants() {
       make<128, kMma, true, 2>(),     make<128, kSoftmax, true, 2>(), make<64, kSoftmax, false, 2, true>(),
       make<128, kSoftmax, true, 2, true>(), make<64, kRescale, false, 2>(), make<64, kSync, false, 2>(),
       make<64, kAhead, false, 2>(),   make<64, kAhead, false, 2, true>(), make<64, kAhead, true, 2>(),
+      make<64, kFsum, false, 2>(),    make<64, kCopy, false, 2>(),        make<64, kTma, false, 2>(),
+      make<64, kTma4, false, 2>(),
   };  // (ahead at 128-key tiles: two S of 64 registers each spill 640 bytes)
 }
 
@@ -443,7 +536,8 @@ double gemm_tflops() {  // cuBLAS bf16 GEMM 8192^3, fp32 accumulate: the same ru
 }
 
 int usage(const char* msg) {
-  std::fprintf(stderr, "podcheck_loop_bench: %s\nusage: podcheck_loop_bench [--tiles T] [--reps N] [--variants a,b,...]\n",
+  std::fprintf(stderr,
+               "podcheck_loop_bench: %s\nusage: podcheck_loop_bench [--tiles T] [--reps N] [--page P] [--variants a,b,...]\n",
                msg);
   return 2;
 }
@@ -451,7 +545,7 @@ int usage(const char* msg) {
 }  // namespace
 
 int run(int argc, char** argv) {
-  int tiles = 2048, reps = 10;
+  int tiles = 2048, reps = 10, page = 16;
   std::vector<std::string> want;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -460,6 +554,9 @@ int run(int argc, char** argv) {
     if (a == "--tiles") {
       tiles = std::atoi(v.c_str());
       if (tiles < 4 || tiles % 4 != 0) return usage("--tiles: a multiple of 4, at least 4");
+    } else if (a == "--page") {
+      page = std::atoi(v.c_str());
+      if (page < 8 || page > 128 || (page & (page - 1)) != 0) return usage("--page: a power of 2 from 8 to 128");
     } else if (a == "--reps") {
       reps = std::atoi(v.c_str());
       if (reps < 1) return usage("--reps: at least 1");
@@ -537,9 +634,62 @@ int run(int argc, char** argv) {
   P.side.window_left = -1;
   P.gd = FastDiv::make(1);
 
+  // (copy, tma) the paged cache: token t of every head holds key t mod 256, its page from a shuffled table
+  const int n_pages = kCacheTokens / page;
+  std::vector<std::int32_t> table(n_pages);
+  for (int i = 0; i < n_pages; ++i) table[i] = i;
+  std::shuffle(table.begin(), table.end(), rng);
+  const std::size_t cache_elems = std::size_t(kCacheTokens) * kCacheHeads * kD;
+  std::vector<QT> ck(cache_elems), cv(cache_elems);
+  for (int t = 0; t < kCacheTokens; ++t)
+    for (int h = 0; h < kCacheHeads; ++h)
+      for (int c = 0; c < kD; ++c) {
+        const std::size_t at = ((std::size_t(table[t / page]) * page + t % page) * kCacheHeads + h) * kD + c;
+        ck[at] = hk[(t % kKeys) * kD + c];
+        cv[at] = hv[(t % kKeys) * kD + c];
+      }
+  QT *dck, *dcv;
+  std::int32_t* dtable;
+  CUDA_CHECK(cudaMalloc(&dck, sizeof(QT) * cache_elems));
+  CUDA_CHECK(cudaMalloc(&dcv, sizeof(QT) * cache_elems));
+  CUDA_CHECK(cudaMalloc(&dtable, sizeof(std::int32_t) * n_pages));
+  CUDA_CHECK(cudaMemcpy(dck, ck.data(), sizeof(QT) * cache_elems, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(dcv, cv.data(), sizeof(QT) * cache_elems, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(dtable, table.data(), sizeof(std::int32_t) * n_pages, cudaMemcpyHostToDevice));
+  {
+    pod_kv& kv = P.kv.s.kv;
+    kv.k = dck;
+    kv.v = dcv;
+    kv.k_stride_page = kv.v_stride_page = std::int64_t(page) * kCacheHeads * kD;
+    kv.k_stride_slot = kv.v_stride_slot = kCacheHeads * kD;
+    kv.k_stride_head = kv.v_stride_head = kD;
+    kv.page_size = page;
+    kv.indices = dtable;
+    P.kv.ps = FastDiv::make(page);
+    P.kv.k_sp = P.kv.v_sp = std::uint32_t(kv.k_stride_page);
+    P.kv.k_ss = P.kv.v_ss = std::uint32_t(kv.k_stride_slot);
+    P.kv.kv_same = 1;
+    P.page = page;
+    const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
+    if (!encode) {
+      std::fprintf(stderr, "podcheck_loop_bench: the driver has no cuTensorMapEncodeTiled\n");
+      return 2;
+    }
+    const cuuint64_t dims[4] = {kD, cuuint64_t(page), kCacheHeads, cuuint64_t(n_pages)};
+    const cuuint64_t strides[3] = {kCacheHeads * kD * 2, kD * 2, cuuint64_t(page) * kCacheHeads * kD * 2};
+    const cuuint32_t box[4] = {64, cuuint32_t(std::min(page, 64)), 1, 1}, elem[4] = {1, 1, 1, 1};
+    for (auto [map, base] : {std::pair{&P.tmk, dck}, std::pair{&P.tmv, dcv}})
+      if (encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 4, base, dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                 CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
+        std::fprintf(stderr, "podcheck_loop_bench: cuTensorMapEncodeTiled refused the cache's layout\n");
+        return 2;
+      }
+  }
+
   const double gemm = gemm_tflops();
-  std::printf("device: %s, %d SMs; tiles per consumer %d, %d timed launches per variant\n", prop.name, sms, tiles,
-              reps);
+  std::printf("device: %s, %d SMs; tiles per consumer %d, %d timed launches per variant; (copy, tma) pages of %d\n",
+              prop.name, sms, tiles, reps, page);
   std::printf("ceiling: cuBLAS bf16 GEMM 8192^3 %.1f TFLOP/s (this run)\n", gemm);
   std::printf("%-18s %9s %9s %7s %12s %9s %8s  %s\n", "variant", "ms", "TFLOP/s", "%gemm", "cycles/tile", "%tensor",
               "MHz", "check (max |O - ref|)");
@@ -590,6 +740,9 @@ int run(int argc, char** argv) {
   CUDA_CHECK(cudaFree(dq));
   CUDA_CHECK(cudaFree(dk));
   CUDA_CHECK(cudaFree(dv));
+  CUDA_CHECK(cudaFree(dck));
+  CUDA_CHECK(cudaFree(dcv));
+  CUDA_CHECK(cudaFree(dtable));
   CUDA_CHECK(cudaFree(P.o));
   CUDA_CHECK(cudaFree(P.cycles));
   if (failed) std::printf("%d variant(s) FAILED the check\n", failed);
