@@ -27,7 +27,8 @@
 //            waits for tile k's S before its softmax and overlaps only the P V)
 //   fsum     softmax with the row sums as fp32 adds of the unrounded weights (softmax_exp, the kernel's
 //            PODCHECK_WS_FSUM=1 arithmetic and order: P rounded after the wait for the previous P V) instead of an
-//            mma.sync of the rounded P, which waits for the tensor pipe the wgmma hold (notebook step 30)
+//            mma.sync of the rounded P, which waits for the tensor pipe the wgmma hold (notebook step 30); fsum2:
+//            the same sums in the default order, P rounded before the wait into a second P array (steps in pairs)
 //   copy     sync, with warpgroup 0 as the kernel's producer: tile k's K and V copied into its stage by the
 //            kernel's own gather (issue_kv_tile: 16-byte cp.async through a page table, kernels/pod/kv_copy.cuh)
 //            from a paged cache in global memory (2,048 tokens of 8 KV heads, NHD pages of --page tokens, the
@@ -84,10 +85,10 @@ constexpr int kKeys = 256;     // distinct keys in the stages
 constexpr int kMaxRows = 128;  // two consumers' rows
 enum Mode {
   kTensor = 0, kMma = 1, kExp = 2, kSoftmax = 3, kRescale = 4, kSync = 5, kAhead = 6, kFsum = 7, kCopy = 8, kTma = 9,
-  kTma4 = 10
+  kTma4 = 10, kFsumPair = 11
 };
 const char* const kModeName[] = {"tensor", "mma",  "exp", "softmax", "rescale", "sync",
-                                 "ahead",  "fsum", "copy", "tma",    "tma4"};
+                                 "ahead",  "fsum", "copy", "tma",    "tma4",    "fsum2"};
 constexpr int kCacheTokens = 2048;  // (copy, tma) tokens per KV head in the paged cache; token t holds key t mod 256
 constexpr int kCacheHeads = 8;      // (copy, tma) KV heads in the cache; CTA b reads head b mod 8
 
@@ -341,6 +342,57 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
       wg_pin<kD / 2>(&o[0][0]);
       wg_keep<TK / 4>(&pp[0][0]);
     }
+  } else if constexpr (MODE == kFsumPair) {
+    // fsum's arithmetic in the default order: tile k's weights rounded into P before the wait for tile k - 1's
+    // P V, into the P array that P V does not read (two arrays, their roles swapped from tile to tile, steps in
+    // pairs so that no copy joins them: copying P from a second array let ptxas serialise the products, C7513)
+    std::uint32_t pb[TK / 16][4];
+    auto step = [&](const std::uint32_t (&pin)[TK / 16][4], std::uint32_t (&pout)[TK / 16][4], int k) {
+      float sc[TK / 8][4], alpha[2], rs[2] = {0.f, 0.f};
+#pragma unroll
+      for (int n = 0; n < TK / 8; ++n) sc[n][0] = sc[n][1] = sc[n][2] = sc[n][3] = 0.f;
+      wg_pin<TK / 2>(&sc[0][0]);
+      wg_pin<kD / 2>(&o[0][0]);
+      wg_fence();
+      issue_qk(sc, k % L::NS);
+      sm90::issue_pv<QT, TK, kD>(&o[0][0], pin, sbase + ((k - 1) % L::NS) * L::stage + L::kv_block);
+      wg_wait<1>();
+      wg_pin<TK / 2>(&sc[0][0]);
+      const bool moved = softmax_exp<TK, false>(sc, k * TK, M, m, alpha, rs, lane);
+      pack_p<TK, QT>(sc, pout);
+      wg_wait<0>();
+      wg_pin<kD / 2>(&o[0][0]);
+      wg_keep<TK / 4>(&pin[0][0]);
+      if (moved) rescale<kD>(o, d, alpha);
+      d[0] += rs[0];
+      d[2] += rs[1];
+    };
+    {  // tile 0 (P into pp), as in the other modes
+      float sc[TK / 8][4], alpha[2], rs[2] = {0.f, 0.f};
+#pragma unroll
+      for (int n = 0; n < TK / 8; ++n) sc[n][0] = sc[n][1] = sc[n][2] = sc[n][3] = 0.f;
+      wg_pin<TK / 2>(&sc[0][0]);
+      wg_fence();
+      issue_qk(sc, 0);
+      wg_wait<0>();
+      wg_pin<TK / 2>(&sc[0][0]);
+      softmax_exp<TK, false>(sc, 0, M, m, alpha, rs, lane);  // O and d are 0: nothing to rescale
+      pack_p<TK, QT>(sc, pp);
+      d[0] += rs[0];
+      d[2] += rs[1];
+    }
+    for (int k = 1; k < P.tiles - 1; k += 2) {  // tiles is a multiple of 4: tiles - 2 steps in pairs, then one
+      step(pp, pb, k);
+      step(pb, pp, k + 1);
+    }
+    step(pp, pb, P.tiles - 1);
+    wg_pin<kD / 2>(&o[0][0]);
+    wg_fence();
+    sm90::issue_pv<QT, TK, kD>(&o[0][0], pb, sbase + ((P.tiles - 1) % L::NS) * L::stage + L::kv_block);
+    wg_wait<0>();
+    wg_pin<kD / 2>(&o[0][0]);
+    wg_keep<TK / 4>(&pb[0][0]);
+    quad_row_sums(d);
   } else {
     // the modes on the kernel's softmax_tile: row sums of P on mma.sync, O rescaled on every tile but in softmax
     constexpr bool kSoftmaxLike = MODE == kSoftmax || MODE == kRescale || MODE == kSync || kProducer;
@@ -487,7 +539,7 @@ std::vector<Variant> all_variants() {
       make<128, kSoftmax, true, 2, true>(), make<64, kRescale, false, 2>(), make<64, kSync, false, 2>(),
       make<64, kAhead, false, 2>(),   make<64, kAhead, false, 2, true>(), make<64, kAhead, true, 2>(),
       make<64, kFsum, false, 2>(),    make<64, kCopy, false, 2>(),        make<64, kTma, false, 2>(),
-      make<64, kTma4, false, 2>(),
+      make<64, kTma4, false, 2>(),    make<64, kFsumPair, false, 2>(),
   };  // (ahead at 128-key tiles: two S of 64 registers each spill 640 bytes)
 }
 
