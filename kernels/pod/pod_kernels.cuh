@@ -924,6 +924,11 @@ constexpr bool kWsPingPong = kWsPipe && PODCHECK_WS_PINGPONG != 0;
 #endif
 constexpr bool kWsFsum = kWsPipe && !kWsPingPong && PODCHECK_WS_FSUM == 1;
 constexpr bool kWsDefer = kWsPipe && !kWsPingPong && PODCHECK_WS_FSUM == 2;
+// 3: the same fp32 sums in the default order: tile k's weights rounded into P before the wait for tile k - 1's P V,
+// into the P array that P V does not read (two arrays whose roles swap from tile to tile, the steps in pairs: a copy
+// from a second array, as the default makes, let ptxas serialise the products once no mma reads the old P, C7513;
+// notebook step 30). The loop bench's fsum2 mode; not yet run on a GPU.
+constexpr bool kWsFsumPair = kWsPipe && !kWsPingPong && PODCHECK_WS_FSUM == 3;
 // 1 (with PODCHECK_WS_PIPE): the item's Q tile stays in shared memory, stored like K ([rows][64] blocks, 128-byte
 // swizzle), and S = Q K^T takes its A operand from there (WgmmaSS) instead of 32 registers per thread of fragments:
 // the registers that 128-key tiles need (PODCHECK_WS_TK_PREFILL=128). The consumers then hold the tile until the
@@ -1557,6 +1562,67 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         if (n_tiles >= 2) mbar_arrive(empty_bar(st_prev2));
         fold(moved, alpha, rs, sw);
         last_pv(st_prev, false);
+        quad_row_sums(d);
+      } else if (kWsFsumPair && n_tiles > 0) {
+        std::uint32_t pb[TK / 16][4];  // P of every other tile (pp the rest)
+        int st_prev = st;
+        {  // tile 0: its S alone, its weights (O and d are 0: nothing to rescale), P into pp
+          float sc[TK / 8][4], alpha[2], rs[2] = {0.f, 0.f};
+          qk_alone(sc);
+          if (n_tiles == 1) release_q();
+          softmax_exp<TK, false>(sc, c.kv_lo, M, m, alpha, rs, lane);
+          pack_p<TK, QT>(sc, pp);
+          d[0] += rs[0];
+          d[2] += rs[1];
+          if (++st == NS) { st = 0; ph ^= 1; }
+        }
+        // tile k: its S and tile k - 1's P V (P in pin), its weights rounded into pout beside that P V, then the wait,
+        // tile k - 1's stage released, the rescale and tile k's sums
+        auto step = [&](const std::uint32_t (&pin)[TK / 16][4], std::uint32_t (&pout)[TK / 16][4], int k) {
+          float sc[TK / 8][4], alpha[2], rs[2] = {0.f, 0.f};
+          begin_tile(sc);
+          wg_pin<D / 2>(&o[0][0]);
+          wg_fence();  // O was rescaled, S zeroed, P written, by ordinary instructions
+          issue_qk(sc, st);
+          sm90::issue_pv<QT, TK, D>(&o[0][0], pin, sbase + st_prev * L::stage + L::kv_block);
+          wg_wait<1>();  // S of tile k is done; tile k - 1's P V may still run
+          wg_pin<TK / 2>(&sc[0][0]);
+          if (k == n_tiles - 1) release_q();
+          const bool moved = softmax_exp<TK, false>(sc, c.kv_lo + k * TK, M, m, alpha, rs, lane);
+          pack_p<TK, QT>(sc, pout);
+          wg_wait<0>();
+          wg_pin<D / 2>(&o[0][0]);
+          wg_keep<TK / 4>(&pin[0][0]);
+          mbar_arrive(empty_bar(st_prev));  // tile k - 1's stage is read (K by its S, V by its P V)
+          if (moved) rescale<D>(o, d, alpha);
+          d[0] += rs[0];
+          d[2] += rs[1];
+          st_prev = st;
+          if (++st == NS) { st = 0; ph ^= 1; }
+        };
+        auto last_pv_of = [&](const std::uint32_t (&pl)[TK / 16][4]) {  // the last tile's P V, its P in pl
+          wg_pin<D / 2>(&o[0][0]);
+          wg_fence();
+          sm90::issue_pv<QT, TK, D>(&o[0][0], pl, sbase + st_prev * L::stage + L::kv_block);
+          wg_wait<0>();
+          wg_pin<D / 2>(&o[0][0]);
+          wg_keep<TK / 4>(&pl[0][0]);
+          mbar_arrive(empty_bar(st_prev));
+        };
+        int k = 1;
+        for (; k + 1 < n_tiles; k += 2) {
+          step(pp, pb, k);
+          step(pb, pp, k + 1);
+        }
+        // the last P is in pp, or in pb after an odd step left over. Both ends are loops of at most one pass: a
+        // wgmma under an if serialised every wgmma of the kernel (C7514, step 26), and copying pb into pp let ptxas
+        // serialise them too (C7513)
+        const int odd = n_tiles - k;  // 0 or 1
+        for (int z = odd; z < 1; ++z) last_pv_of(pp);
+        for (; k < n_tiles; ++k) {
+          step(pp, pb, k);
+          last_pv_of(pb);
+        }
         quad_row_sums(d);
       } else if (AHEAD && n_tiles > 0) {
         float sa[TK / 8][4], sb[TK / 8][4];
