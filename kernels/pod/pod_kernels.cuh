@@ -945,7 +945,7 @@ constexpr bool kWsQsmem = PODCHECK_WS_QSMEM != 0;
 // waits for tile k's S before its softmax and overlaps only tile k - 1's P V). Every wait is for groups committed
 // in the same step (a group waited for across the loop's back-edge made ptxas serialise the wgmma, C7514). The same
 // operations on O and d as the default, in the same order. Measured (H100, notebook step 30): 5 % faster than the
-// default in the loop bench, 4-9 % slower on the prefill alone in the kernel (and fused B 15-20 % slower); it passes
+// default in the loop bench, 2-9 % slower on the prefill alone in the kernel (and fused B 15-20 % slower); it passes
 // the quick tier.
 #ifndef PODCHECK_WS_AHEAD
 #define PODCHECK_WS_AHEAD 0
