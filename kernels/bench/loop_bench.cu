@@ -353,9 +353,11 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
       for (int n = 0; n < TK / 8; ++n) sc[n][0] = sc[n][1] = sc[n][2] = sc[n][3] = 0.f;
       wg_pin<TK / 2>(&sc[0][0]);
       wg_pin<kD / 2>(&o[0][0]);
+      turn_begin();
       wg_fence();
       issue_qk(sc, k % L::NS);
       sm90::issue_pv<QT, TK, kD>(&o[0][0], pin, sbase + ((k - 1) % L::NS) * L::stage + L::kv_block);
+      turn_end();
       wg_wait<1>();
       wg_pin<TK / 2>(&sc[0][0]);
       const bool moved = softmax_exp<TK, false>(sc, k * TK, M, m, alpha, rs, lane);
@@ -372,8 +374,10 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
 #pragma unroll
       for (int n = 0; n < TK / 8; ++n) sc[n][0] = sc[n][1] = sc[n][2] = sc[n][3] = 0.f;
       wg_pin<TK / 2>(&sc[0][0]);
+      turn_begin();
       wg_fence();
       issue_qk(sc, 0);
+      turn_end();
       wg_wait<0>();
       wg_pin<TK / 2>(&sc[0][0]);
       softmax_exp<TK, false>(sc, 0, M, m, alpha, rs, lane);  // O and d are 0: nothing to rescale
@@ -539,7 +543,7 @@ std::vector<Variant> all_variants() {
       make<128, kSoftmax, true, 2, true>(), make<64, kRescale, false, 2>(), make<64, kSync, false, 2>(),
       make<64, kAhead, false, 2>(),   make<64, kAhead, false, 2, true>(), make<64, kAhead, true, 2>(),
       make<64, kFsum, false, 2>(),    make<64, kCopy, false, 2>(),        make<64, kTma, false, 2>(),
-      make<64, kTma4, false, 2>(),    make<64, kFsumPair, false, 2>(),
+      make<64, kTma4, false, 2>(),    make<64, kFsumPair, false, 2>(),    make<64, kFsumPair, false, 2, true>(),
   };  // (ahead at 128-key tiles: two S of 64 registers each spill 640 bytes)
 }
 
