@@ -256,6 +256,16 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
   auto turn_end = [&] {
     if constexpr (PP) named_arrive(2 - cw, 256);
   };
+  // tile 0's S = Q K^T (sc zeroed), with nothing else in flight: tile 0 is peeled, as in the kernel (a wgmma or a
+  // wait under a condition serialises every wgmma, ptxas C7514)
+  auto qk_alone = [&](float (&sc)[TK / 8][4]) {
+    turn_begin();
+    wg_fence();
+    issue_qk(sc, 0);
+    turn_end();
+    wg_wait<0>();
+    wg_pin<TK / 2>(&sc[0][0]);
+  };
   const long long t0 = clock64();
   if constexpr (MODE == kTensor) {
     float sc[TK / 8][4];
@@ -374,12 +384,7 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
 #pragma unroll
       for (int n = 0; n < TK / 8; ++n) sc[n][0] = sc[n][1] = sc[n][2] = sc[n][3] = 0.f;
       wg_pin<TK / 2>(&sc[0][0]);
-      turn_begin();
-      wg_fence();
-      issue_qk(sc, 0);
-      turn_end();
-      wg_wait<0>();
-      wg_pin<TK / 2>(&sc[0][0]);
+      qk_alone(sc);
       softmax_exp<TK, false>(sc, 0, M, m, alpha, rs, lane);  // O and d are 0: nothing to rescale
       pack_p<TK, QT>(sc, pp);
       d[0] += rs[0];
@@ -456,15 +461,10 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
       for (int n = 0; n < TK / 8; ++n) sc[n][0] = sc[n][1] = sc[n][2] = sc[n][3] = 0.f;
       wg_pin<TK / 2>(&sc[0][0]);
     };
-    {  // tile 0 peeled, as in the kernel: a wgmma or a wait under a condition serialises every wgmma (ptxas C7514)
+    {  // tile 0
       float sc[TK / 8][4], alpha[2], rs[2];
       zero_s(sc, 0);
-      turn_begin();
-      wg_fence();
-      issue_qk(sc, 0);
-      turn_end();
-      wg_wait<0>();
-      wg_pin<TK / 2>(&sc[0][0]);
+      qk_alone(sc);
       std::uint32_t pa[TK / 16][4];
       if (work(sc, 0, pa, alpha, rs)) rescale<kD>(o, d, alpha);
       take_p(sc, pa, rs);
