@@ -1440,8 +1440,9 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         sm90::issue_qk<QT, TK, D, kWsQsmem>(&sc[0][0], qf, sbase + L::q_off + cw * 64 * 128, L::q_block,
                                             sbase + stg * L::stage);
       };
-      auto issue_pv = [&](int stg) {  // O += P V of the previous tile (pp) in stage stg, one commit group
-        sm90::issue_pv<QT, TK, D>(&o[0][0], pp, sbase + stg * L::stage + L::kv_block);
+      // O += P V of the previous tile (its P in pl: pp, or FSUM=3's other array) in stage stg, one commit group
+      auto issue_pv = [&](int stg, const std::uint32_t (&pl)[TK / 16][4]) {
+        sm90::issue_pv<QT, TK, D>(&o[0][0], pl, sbase + stg * L::stage + L::kv_block);
       };
       // the next tile's stage: its copies landed and visible to wgmma, S zeroed for its Q K^T
       auto begin_tile = [&](float (&sc)[TK / 8][4]) {
@@ -1466,14 +1467,15 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         wg_wait<0>();
         wg_pin<TK / 2>(&sc[0][0]);
       };
-      auto last_pv = [&](int stg, bool sums) {  // sums: the default orders' row sums of the last P, beside its P V
+      // the last tile's P V (its P in pl) and its stage released; sums: the default orders' row sums of that P
+      auto last_pv = [&](int stg, bool sums, const std::uint32_t (&pl)[TK / 16][4]) {
         wg_pin<D / 2>(&o[0][0]);
         wg_fence();
-        issue_pv(stg);
-        if (sums) row_sums<TK, QT>(d, pp);
+        issue_pv(stg, pl);
+        if (sums) row_sums<TK, QT>(d, pl);
         wg_wait<0>();
         wg_pin<D / 2>(&o[0][0]);
-        wg_keep<TK / 4>(&pp[0][0]);
+        wg_keep<TK / 4>(&pl[0][0]);
         mbar_arrive(empty_bar(stg));
       };
       // (default and AHEAD orders) tile k's softmax on its S (sc, complete), tile k - 1's row sums (pp), the wait for
@@ -1510,7 +1512,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           wg_pin<D / 2>(&o[0][0]);
           wg_fence();  // O was rescaled, S zeroed, P written, by ordinary instructions
           issue_qk(sc, st);
-          issue_pv(st_prev);
+          issue_pv(st_prev, pp);
           wg_wait<1>();  // S of tile k is done; tile k - 1's P V may still run
           wg_pin<TK / 2>(&sc[0][0]);
           const bool moved = softmax_exp<TK, false>(sc, c.kv_lo + k * TK, M, m, alpha, rs, lane);
@@ -1522,7 +1524,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           st_prev = st;
           if (++st == NS) { st = 0; ph ^= 1; }
         }
-        last_pv(st_prev, false);
+        last_pv(st_prev, false, pp);
         quad_row_sums(d);
       } else if (kWsDefer && n_tiles > 0) {
         // tile k's weights stay in fp32 in sw until the top of iteration k + 1: there the wait for tile k - 1's
@@ -1544,7 +1546,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           wg_pin<D / 2>(&o[0][0]);
           wg_fence();  // O was rescaled, S zeroed, P written, by ordinary instructions
           issue_qk(sc, st);
-          issue_pv(st_prev);
+          issue_pv(st_prev, pp);
           wg_wait<1>();  // S of tile k is done; tile k - 1's P V runs on beside what follows
           wg_pin<TK / 2>(&sc[0][0]);
           rs[0] = rs[1] = 0.f;
@@ -1563,19 +1565,16 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         wg_keep<TK / 4>(&pp[0][0]);
         if (n_tiles >= 2) mbar_arrive(empty_bar(st_prev2));
         fold(moved, alpha, rs, sw);
-        last_pv(st_prev, false);
+        last_pv(st_prev, false, pp);
         quad_row_sums(d);
       } else if (kWsFsumPair && n_tiles > 0) {
         std::uint32_t pb[TK / 16][4];  // P of every other tile (pp the rest)
         int st_prev = st;
-        {  // tile 0: its S alone, its weights (O and d are 0: nothing to rescale), P into pp
+        {  // tile 0: its S alone, its weights folded in as FSUM=1 does, P into pp
           float sc[TK / 8][4], alpha[2], rs[2] = {0.f, 0.f};
           qk_alone(sc);
           if (n_tiles == 1) release_q();
-          softmax_exp<TK, false>(sc, c.kv_lo, M, m, alpha, rs, lane);
-          pack_p<TK, QT>(sc, pp);
-          d[0] += rs[0];
-          d[2] += rs[1];
+          fold(softmax_exp<TK, false>(sc, c.kv_lo, M, m, alpha, rs, lane), alpha, rs, sc);
           if (++st == NS) { st = 0; ph ^= 1; }
         }
         // tile k: its S and tile k - 1's P V (P in pin), its weights rounded into pout beside that P V, then the wait,
@@ -1586,7 +1585,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           wg_pin<D / 2>(&o[0][0]);
           wg_fence();  // O was rescaled, S zeroed, P written, by ordinary instructions
           issue_qk(sc, st);
-          sm90::issue_pv<QT, TK, D>(&o[0][0], pin, sbase + st_prev * L::stage + L::kv_block);
+          issue_pv(st_prev, pin);
           wg_wait<1>();  // S of tile k is done; tile k - 1's P V may still run
           wg_pin<TK / 2>(&sc[0][0]);
           if (k == n_tiles - 1) release_q();
@@ -1602,15 +1601,6 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           st_prev = st;
           if (++st == NS) { st = 0; ph ^= 1; }
         };
-        auto last_pv_of = [&](const std::uint32_t (&pl)[TK / 16][4]) {  // the last tile's P V, its P in pl
-          wg_pin<D / 2>(&o[0][0]);
-          wg_fence();
-          sm90::issue_pv<QT, TK, D>(&o[0][0], pl, sbase + st_prev * L::stage + L::kv_block);
-          wg_wait<0>();
-          wg_pin<D / 2>(&o[0][0]);
-          wg_keep<TK / 4>(&pl[0][0]);
-          mbar_arrive(empty_bar(st_prev));
-        };
         int k = 1;
         for (; k + 1 < n_tiles; k += 2) {
           step(pp, pb, k);
@@ -1620,10 +1610,10 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         // wgmma under an if serialised every wgmma of the kernel (C7514, step 26), and copying pb into pp let ptxas
         // serialise them too (C7513)
         const int odd = n_tiles - k;  // 0 or 1
-        for (int z = odd; z < 1; ++z) last_pv_of(pp);
+        for (int z = odd; z < 1; ++z) last_pv(st_prev, false, pp);
         for (; k < n_tiles; ++k) {
           step(pp, pb, k);
-          last_pv_of(pb);
+          last_pv(st_prev, false, pb);
         }
         quad_row_sums(d);
       } else if (AHEAD && n_tiles > 0) {
@@ -1634,7 +1624,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           begin_tile(nxt);  // tile k + 1's stage
           wg_pin<D / 2>(&o[0][0]);
           wg_fence();
-          issue_pv(st_prev);
+          issue_pv(st_prev, pp);
           issue_qk(nxt, st);
           const int st_next = st;
           if (++st == NS) { st = 0; ph ^= 1; }
@@ -1674,13 +1664,13 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           // the last tile: tile n - 2's P V beside its softmax
           wg_pin<D / 2>(&o[0][0]);
           wg_fence();
-          issue_pv(st_prev);
+          issue_pv(st_prev, pp);
           softmax_fold(sb, n_tiles - 1, st_prev);
           st_prev = st_cur;
         } else {
           release_q();
         }
-        last_pv(st_prev, true);  // the last tile's P V and row sums
+        last_pv(st_prev, true, pp);  // the last tile's P V and row sums
       } else if (n_tiles > 0) {
         // tile 0: its S alone
         int st_prev = st;
@@ -1705,7 +1695,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           if constexpr (PP) named_sync(1 + cw, 256);
           wg_fence();  // O was rescaled, S zeroed, by ordinary instructions
           issue_qk(sc, st);
-          issue_pv(st_prev);
+          issue_pv(st_prev, pp);
           if constexpr (PP) named_arrive(2 - cw, 256);
           wg_wait<1>();  // S of tile k is done; tile k - 1's P V may still run
           wg_pin<TK / 2>(&sc[0][0]);
@@ -1714,7 +1704,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           st_prev = st;
           if (++st == NS) { st = 0; ph ^= 1; }
         }
-        last_pv(st_prev, true);  // the last tile's P V and row sums
+        last_pv(st_prev, true, pp);  // the last tile's P V and row sums
       }
     }
     if (n_tiles == 0 || kWsFsum || kWsDefer) release_q();  // no S at all, or an order that releases after the item
