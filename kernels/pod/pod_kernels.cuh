@@ -1460,6 +1460,17 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         d[2] += r[1];
         pack_p<TK, QT>(w, pp);
       };
+      // (FSUM orders) tile k's S into sc (stage st) and tile k - 1's P V (its P in pl, stage stg) issued, then the wait
+      // for S alone: the P V may still run
+      auto qk_and_pv = [&](float (&sc)[TK / 8][4], int stg, const std::uint32_t (&pl)[TK / 16][4]) {
+        begin_tile(sc);
+        wg_pin<D / 2>(&o[0][0]);
+        wg_fence();  // O was rescaled, S zeroed, P written, by ordinary instructions
+        issue_qk(sc, st);
+        issue_pv(stg, pl);
+        wg_wait<1>();
+        wg_pin<TK / 2>(&sc[0][0]);
+      };
       auto qk_alone = [&](float (&sc)[TK / 8][4]) {  // an S alone (tile 0; AHEAD: tiles 0 and 1), nothing else in flight
         begin_tile(sc);
         wg_fence();
@@ -1508,13 +1519,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         }
         for (int k = 1; k < n_tiles; ++k) {
           float sc[TK / 8][4], rs[2] = {0.f, 0.f};
-          begin_tile(sc);
-          wg_pin<D / 2>(&o[0][0]);
-          wg_fence();  // O was rescaled, S zeroed, P written, by ordinary instructions
-          issue_qk(sc, st);
-          issue_pv(st_prev, pp);
-          wg_wait<1>();  // S of tile k is done; tile k - 1's P V may still run
-          wg_pin<TK / 2>(&sc[0][0]);
+          qk_and_pv(sc, st_prev, pp);
           const bool moved = softmax_exp<TK, false>(sc, c.kv_lo + k * TK, M, m, alpha, rs, lane);
           wg_wait<0>();
           wg_pin<D / 2>(&o[0][0]);
@@ -1542,13 +1547,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           if (k >= 2) mbar_arrive(empty_bar(st_prev2));  // tile k - 2's stage is read
           fold(moved, alpha, rs, sw);  // tile k - 1's P
           float sc[TK / 8][4];
-          begin_tile(sc);
-          wg_pin<D / 2>(&o[0][0]);
-          wg_fence();  // O was rescaled, S zeroed, P written, by ordinary instructions
-          issue_qk(sc, st);
-          issue_pv(st_prev, pp);
-          wg_wait<1>();  // S of tile k is done; tile k - 1's P V runs on beside what follows
-          wg_pin<TK / 2>(&sc[0][0]);
+          qk_and_pv(sc, st_prev, pp);  // tile k - 1's P V runs on beside what follows
           rs[0] = rs[1] = 0.f;
           moved = softmax_exp<TK, false>(sc, c.kv_lo + k * TK, M, m, alpha, rs, lane);
 #pragma unroll
@@ -1581,13 +1580,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         // tile k - 1's stage released, the rescale and tile k's sums
         auto step = [&](const std::uint32_t (&pin)[TK / 16][4], std::uint32_t (&pout)[TK / 16][4], int k) {
           float sc[TK / 8][4], alpha[2], rs[2] = {0.f, 0.f};
-          begin_tile(sc);
-          wg_pin<D / 2>(&o[0][0]);
-          wg_fence();  // O was rescaled, S zeroed, P written, by ordinary instructions
-          issue_qk(sc, st);
-          issue_pv(st_prev, pin);
-          wg_wait<1>();  // S of tile k is done; tile k - 1's P V may still run
-          wg_pin<TK / 2>(&sc[0][0]);
+          qk_and_pv(sc, st_prev, pin);
           if (k == n_tiles - 1) release_q();
           const bool moved = softmax_exp<TK, false>(sc, c.kv_lo + k * TK, M, m, alpha, rs, lane);
           pack_p<TK, QT>(sc, pout);
