@@ -32,7 +32,10 @@
 //   copy     sync, with warpgroup 0 as the kernel's producer: tile k's K and V copied into its stage by the
 //            kernel's own gather (issue_kv_tile: 16-byte cp.async through a page table, kernels/pod/kv_copy.cuh)
 //            from a paged cache in global memory (2,048 tokens of 8 KV heads, NHD pages of --page tokens, the
-//            table shuffled; CTA b reads head b mod 8), on the stages' full and empty barriers as in the kernel
+//            table shuffled; CTA b reads head b mod 8), on the stages' full and empty barriers as in the kernel;
+//            copyr / copyr4: the same bytes gathered row-major, 2 or 4 lanes per token row (issue_kv_tile_rowmajor
+//            below: a page and an address per row and lane, not per row and copy pair; 16 or 8 global
+//            lines per copy, against 4); copyf: fsum2's consumers fed by copy's producer
 //   tma      copy, with the stages filled by tensor copies instead: one thread, one copy per page (or per 64 slots
 //            of a larger page) and 64-column block of K and of V (16 per tile at pages of 16); tma4: the same copies
 //            issued by four threads (lane 0 of each producer warp), in case the issue rate is a thread's
@@ -85,10 +88,11 @@ constexpr int kKeys = 256;     // distinct keys in the stages
 constexpr int kMaxRows = 128;  // two consumers' rows
 enum Mode {
   kTensor = 0, kMma = 1, kExp = 2, kSoftmax = 3, kRescale = 4, kSync = 5, kAhead = 6, kFsum = 7, kCopy = 8, kTma = 9,
-  kTma4 = 10, kFsumPair = 11
+  kTma4 = 10, kFsumPair = 11, kCopyR = 12, kCopyR4 = 13, kCopyF = 14
 };
 const char* const kModeName[] = {"tensor", "mma",  "exp", "softmax", "rescale", "sync",
-                                 "ahead",  "fsum", "copy", "tma",    "tma4",    "fsum2"};
+                                 "ahead",  "fsum", "copy", "tma",    "tma4",    "fsum2",
+                                 "copyr",  "copyr4", "copyf"};
 constexpr int kCacheTokens = 2048;  // (copy, tma) tokens per KV head in the paged cache; token t holds key t mod 256
 constexpr int kCacheHeads = 8;      // (copy, tma) KV heads in the cache; CTA b reads head b mod 8
 
@@ -124,6 +128,50 @@ struct Params {
   int page;
 };
 
+// (copyr, copyr4) A K / V stage of the kernel's layout (16-bit KV, [TK][64]-element blocks, 128-byte
+// swizzle: what issue_kv_tile<..., SWZ> writes) gathered row-major: LPR lanes share a token row and each copies
+// D / (8 LPR) of its 16-byte chunks, so a lane resolves its row's page and address once per tile (issue_kv_tile: a
+// thread keeps one column and steps over rows, a page and a 64-bit address per row and copy pair). A warp's copy
+// covers 32 / LPR rows, so 32 / LPR global lines of 128 bytes where issue_kv_tile's covers 4 (two rows of 256
+// bytes). Same bytes, same destinations, tokens >= kv_hi zero-filled. Measured slower (notebook step 31): ncu counts
+// a shared-memory wavefront per global line a warp's copy touches, 16 per copy at LPR 2 against 4.
+template <int D, int NTOK, int NTHR, class KVT, int LPR>
+__device__ __forceinline__ void issue_kv_tile_rowmajor(const SideDev& SDv, const KvSrc& src, int t0, int kv_hi,
+                                                       unsigned char* kdst, unsigned char* vdst, int idx) {
+  static_assert(sizeof(KVT) == 2 && D % 64 == 0, "16-bit KV, 64-column blocks");
+  static_assert(LPR == 2 || LPR == 4, "2 or 4 lanes per row");
+  constexpr int RPW = 32 / LPR;            // rows per warp and pass
+  constexpr int RPP = (NTHR / 32) * RPW;   // rows per pass of all NTHR threads
+  constexpr int CPL = D / 8 / LPR;         // 16-byte chunks per lane and row
+  constexpr int CPB = 8 / LPR;             // of them in one 64-column block
+  static_assert(NTHR % 32 == 0 && NTOK % RPP == 0, "whole warps, whole passes");
+  const int lane = idx & 31, h = lane % LPR;
+  const int row0 = (idx >> 5) * RPW + lane / LPR;
+  const std::uint32_t kd = smem_u32(kdst), vd = smem_u32(vdst);
+#pragma unroll
+  for (int p = 0; p < NTOK / RPP; ++p) {
+    const int r = row0 + p * RPP, t = t0 + r;
+    const bool ok = t < kv_hi;
+    const int tc = ok ? t : t0;  // t0 < kv_hi: its page exists
+    const int q = SDv.ps.div(tc);
+    const std::uint32_t page = static_cast<std::uint32_t>(__ldg(src.pages + q));
+    const std::uint32_t slot = static_cast<std::uint32_t>(SDv.ps.mod(tc, q));
+    const std::uint64_t ko = std::uint64_t(page) * SDv.k_sp + slot * SDv.k_ss;  // elements
+    const std::uint64_t vo = SDv.kv_same ? ko : std::uint64_t(page) * SDv.v_sp + slot * SDv.v_ss;
+    const unsigned char* ks = src.k + ko * 2;
+    const unsigned char* vs = src.v + vo * 2;
+#pragma unroll
+    for (int c = 0; c < CPL; ++c) {
+      const int b = c / CPB, cc = c % CPB;  // block, step within it
+      const int s = (LPR * cc + h) ^ (r & 7);  // swizzled slot of chunk LPR cc + h of the block
+      const int j = b * 8 + LPR * cc + h;
+      const std::uint32_t off = std::uint32_t(b * NTOK * 128 + r * 128 + s * 16);
+      cp_async16(kd + off, ks + j * 16, ok);
+      cp_async16(vd + off, vs + j * 16, ok);
+    }
+  }
+}
+
 __device__ __forceinline__ unsigned char* aligned_smem(uint4* raw) {
   const std::uint32_t a = smem_u32(raw);
   return reinterpret_cast<unsigned char*>(raw) + ((1024u - (a & 1023u)) & 1023u);
@@ -137,8 +185,9 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
   unsigned char* smem = aligned_smem(smem_raw);
   const std::uint32_t sbase = smem_u32(smem);
   const int tid = threadIdx.x, wg = tid >> 7, wtid = tid & 127;
-  constexpr bool kProducer = MODE == kCopy || MODE == kTma || MODE == kTma4;  // a producer fills the stages
-  constexpr int kIssuers = MODE == kCopy ? 128 : MODE == kTma ? 1 : 4;  // its threads that arrive on a full barrier
+  constexpr bool kCopies = MODE == kCopy || MODE == kCopyR || MODE == kCopyR4 || MODE == kCopyF;  // cp.async producers
+  constexpr bool kProducer = kCopies || MODE == kTma || MODE == kTma4;  // a producer fills the stages
+  constexpr int kIssuers = kCopies ? 128 : MODE == kTma ? 1 : 4;  // its threads that arrive on a full barrier
   static_assert(!kProducer || (TK == 64 && NC == 2), "the producer's modes: the kernel's 64-key tiles, two consumers");
   const std::uint32_t bars = sbase + L::bars;
   auto full_bar = [&](int st) { return bars + 8 * st; };
@@ -178,14 +227,18 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
     // (copy, tma) the producer: tile k's K and V, tokens (k TK) mod kCacheTokens of KV head b mod kCacheHeads,
     // into stage k mod NS once its consumers released it, as pod_ws_kernel's producer does for the prefill
     const int kv_head = blockIdx.x % kCacheHeads;
-    if constexpr (MODE == kCopy) {  // the kernel's own gather: every thread, 16-byte cp.async through the page table
+    if constexpr (kCopies) {  // the kernel's own gather: every thread, 16-byte cp.async through the page table
       const KvSrc src = kv_src<QT>(P.kv, 0, kv_head);
       for (int k = 0; k < P.tiles; ++k) {
         const int st = k % L::NS;
         mbar_wait(empty_bar(st), ((k / L::NS) & 1) ^ 1);
         unsigned char* kdst = smem + st * L::stage;
-        issue_kv_tile<kD, TK, 128, QT, true>(P.kv, src, (k * TK) % kCacheTokens, kCacheTokens, kdst,
-                                             kdst + L::kv_block, wtid);
+        if constexpr (MODE == kCopy || MODE == kCopyF)
+          issue_kv_tile<kD, TK, 128, QT, true>(P.kv, src, (k * TK) % kCacheTokens, kCacheTokens, kdst,
+                                               kdst + L::kv_block, wtid);
+        else  // copyr, copyr4: row-major, 2 or 4 lanes per token row
+          issue_kv_tile_rowmajor<kD, TK, 128, QT, MODE == kCopyR ? 2 : 4>(P.kv, src, (k * TK) % kCacheTokens,
+                                                                           kCacheTokens, kdst, kdst + L::kv_block, wtid);
         mbar_arrive_cp_async(full_bar(st));
       }
       asm volatile("cp.async.wait_all;\n" ::: "memory");
@@ -352,13 +405,24 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
       wg_pin<kD / 2>(&o[0][0]);
       wg_keep<TK / 4>(&pp[0][0]);
     }
-  } else if constexpr (MODE == kFsumPair) {
+  } else if constexpr (MODE == kFsumPair || MODE == kCopyF) {
     // fsum's arithmetic in the default order: tile k's weights rounded into P before the wait for tile k - 1's
     // P V, into the P array that P V does not read (two arrays, their roles swapped from tile to tile, steps in
     // pairs so that no copy joins them: copying P from a second array let ptxas serialise the products, C7513)
+    // copyf: the same, fed by the copy mode's producer (the stages' full and empty barriers, as sync and copy)
     std::uint32_t pb[TK / 16][4];
+    auto fed_in = [&](int k) {  // (copyf) tile k's stage landed, made visible to the products
+      if constexpr (MODE == kCopyF) {
+        mbar_wait(full_bar(k % L::NS), (k / L::NS) & 1);
+        fence_async_smem();
+      }
+    };
+    auto fed_out = [&](int k) {  // (copyf) tile k's stage read by its S and its P V
+      if constexpr (MODE == kCopyF) mbar_arrive(empty_bar(k % L::NS));
+    };
     auto step = [&](const std::uint32_t (&pin)[TK / 16][4], std::uint32_t (&pout)[TK / 16][4], int k) {
       float sc[TK / 8][4], alpha[2], rs[2] = {0.f, 0.f};
+      fed_in(k);
 #pragma unroll
       for (int n = 0; n < TK / 8; ++n) sc[n][0] = sc[n][1] = sc[n][2] = sc[n][3] = 0.f;
       wg_pin<TK / 2>(&sc[0][0]);
@@ -375,12 +439,14 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
       wg_wait<0>();
       wg_pin<kD / 2>(&o[0][0]);
       wg_keep<TK / 4>(&pin[0][0]);
+      fed_out(k - 1);
       if (moved) rescale<kD>(o, d, alpha);
       d[0] += rs[0];
       d[2] += rs[1];
     };
     {  // tile 0 (P into pp), as in the other modes
       float sc[TK / 8][4], alpha[2], rs[2] = {0.f, 0.f};
+      fed_in(0);
 #pragma unroll
       for (int n = 0; n < TK / 8; ++n) sc[n][0] = sc[n][1] = sc[n][2] = sc[n][3] = 0.f;
       wg_pin<TK / 2>(&sc[0][0]);
@@ -401,6 +467,7 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
     wg_wait<0>();
     wg_pin<kD / 2>(&o[0][0]);
     wg_keep<TK / 4>(&pb[0][0]);
+    fed_out(P.tiles - 1);
     quad_row_sums(d);
   } else {
     // the modes on the kernel's softmax_tile: row sums of P on mma.sync, O rescaled on every tile but in softmax
@@ -544,6 +611,7 @@ std::vector<Variant> all_variants() {
       make<64, kAhead, false, 2>(),   make<64, kAhead, false, 2, true>(), make<64, kAhead, true, 2>(),
       make<64, kFsum, false, 2>(),    make<64, kCopy, false, 2>(),        make<64, kTma, false, 2>(),
       make<64, kTma4, false, 2>(),    make<64, kFsumPair, false, 2>(),    make<64, kFsumPair, false, 2, true>(),
+      make<64, kCopyR, false, 2>(),   make<64, kCopyR4, false, 2>(),     make<64, kCopyF, false, 2>(),
   };  // (ahead at 128-key tiles: two S of 64 registers each spill 640 bytes)
 }
 
