@@ -8,7 +8,8 @@
 # gather: podcheck_gather_bench (kernels/bench/gather_bench.cu) with GATHER_ARGS, $OUT/gather.log
 # loop: podcheck_loop_bench (kernels/bench/loop_bench.cu, the prefill's inner loop alone) with LOOP_ARGS, $OUT/loop.log
 # sweep: SWEEP="default;PODCHECK_CUDA_PREFILL_CTAS=0;PODCHECK_CUDA_DECODE_CHUNK=512" times each setting of the
-# kernel's experiment knobs on SWEEP_MIXES (default "A B C"), one bench call each ($OUT/sweep_N.log)
+# kernel's experiment knobs on SWEEP_MIXES (default "A B C"), one bench call each ($OUT/sweep_N.log); SWEEP_ROUNDS=n
+# runs the settings n times, alternating (a split-form launch's speed varies between processes: notebook step 31)
 # port: build libpodcheck_flashinfer.so (kernels/ports/flashinfer, docs/PORTS.md) from FLASHINFER_DIR (default
 # ./.flashinfer, else ../.flashinfer; carry .flashinfer) into /tmp/build-fi (kept while the machine stays warm), then KERNEL_LIB and PEER point to it.
 # PORT_INSTANCES=bench builds only the benchmark's 8 instantiations (a peer for `bench`, not for sweeps).
@@ -228,7 +229,8 @@ for s in $STEPS; do
       # separated by ';', each "default" or space-separated VAR=value), on the mixes SWEEP_MIXES (default A B C)
       # logs numbered on from those already in $OUT: a second sweep in one call keeps the first's (stop 37 lost them)
       IFS=';' read -ra settings <<< "${SWEEP:-default}"; n=0; k=$(ls "$OUT"/sweep_*.log 2>/dev/null | wc -l)
-      for set in "${settings[@]}"; do
+      all=(); for ((r = 0; r < ${SWEEP_ROUNDS:-1}; ++r)); do all+=("${settings[@]}"); done
+      for set in "${all[@]}"; do
         n=$((n + 1)); envs=""; [ "$set" != default ] && envs="$set"
         sl="$OUT/sweep_$((k + n)).log"
         log "sweep $n: ${set} ($(basename $sl))"
