@@ -35,7 +35,9 @@
 //            table shuffled; CTA b reads head b mod 8), on the stages' full and empty barriers as in the kernel;
 //            copyr / copyr4: the same bytes gathered row-major, 2 or 4 lanes per token row (issue_kv_tile_rowmajor
 //            below: a page and an address per row and lane, not per row and copy pair; 16 or 8 global
-//            lines per copy, against 4); copyf: fsum2's consumers fed by copy's producer
+//            lines per copy, against 4); copyl: copy's mapping with the page lookups per pass of all threads
+//            (issue_kv_tile_lean, about half the instructions, the same LDGSTS); copyf: fsum2's consumers fed by
+//            copy's producer
 //   tma      copy, with the stages filled by tensor copies instead: one thread, one copy per page (or per 64 slots
 //            of a larger page) and 64-column block of K and of V (16 per tile at pages of 16); tma4: the same copies
 //            issued by four threads (lane 0 of each producer warp), in case the issue rate is a thread's
@@ -88,11 +90,11 @@ constexpr int kKeys = 256;     // distinct keys in the stages
 constexpr int kMaxRows = 128;  // two consumers' rows
 enum Mode {
   kTensor = 0, kMma = 1, kExp = 2, kSoftmax = 3, kRescale = 4, kSync = 5, kAhead = 6, kFsum = 7, kCopy = 8, kTma = 9,
-  kTma4 = 10, kFsumPair = 11, kCopyR = 12, kCopyR4 = 13, kCopyF = 14
+  kTma4 = 10, kFsumPair = 11, kCopyR = 12, kCopyR4 = 13, kCopyF = 14, kCopyL = 15
 };
 const char* const kModeName[] = {"tensor", "mma",  "exp", "softmax", "rescale", "sync",
                                  "ahead",  "fsum", "copy", "tma",    "tma4",    "fsum2",
-                                 "copyr",  "copyr4", "copyf"};
+                                 "copyr",  "copyr4", "copyf",  "copyl"};
 constexpr int kCacheTokens = 2048;  // (copy, tma) tokens per KV head in the paged cache; token t holds key t mod 256
 constexpr int kCacheHeads = 8;      // (copy, tma) KV heads in the cache; CTA b reads head b mod 8
 
@@ -172,6 +174,37 @@ __device__ __forceinline__ void issue_kv_tile_rowmajor(const SideDev& SDv, const
   }
 }
 
+// (copyl) issue_kv_tile's mapping and copies (a thread keeps one 16-byte column, a warp's copy covers two rows: 4
+// global lines), with the page lookups made per pass of all threads instead of per thread and row: thread (row0,
+// chunk) copies token t0 + row0 + RPP i, and when the page size and t0 are multiples of RPP that token's page and slot
+// are those of t0 + RPP i (the same for every thread, so the division is one per pass) plus row0 slots (a per-thread
+// constant folded into the base pointers). A full tile only (t0 + NTOK <= kv_hi, no zero fill): the kernel's last
+// tile of an item would take issue_kv_tile. About half of issue_kv_tile's instructions per tile; the same LDGSTS.
+template <int D, int NTOK, int NTHR, class KVT, bool SAME>
+__device__ __forceinline__ void issue_kv_tile_lean(const SideDev& SDv, const KvSrc& src, int t0, unsigned char* kdst,
+                                                   unsigned char* vdst, int idx) {
+  static_assert(sizeof(KVT) == 2, "16-bit KV");
+  constexpr int CPR = D / 8;           // 16-byte chunks per token row
+  constexpr int RPP = NTHR / CPR;      // rows per pass (8 at head_dim 128)
+  static_assert(NTHR % CPR == 0 && RPP % 8 == 0 && NTOK % RPP == 0, "whole passes of whole swizzle periods");
+  const int row0 = idx / CPR, chunk = idx % CPR;
+  const std::uint32_t off = std::uint32_t((chunk / 8) * NTOK * 128) + swz128(row0, chunk % 8);
+  const std::uint32_t kd = smem_u32(kdst) + off, vd = smem_u32(vdst) + off;
+  const unsigned char* kb = src.k + (std::uint64_t(row0) * SDv.k_ss + chunk * 8) * 2;
+  const unsigned char* vb = src.v + (std::uint64_t(row0) * (SAME ? SDv.k_ss : SDv.v_ss) + chunk * 8) * 2;
+#pragma unroll
+  for (int i = 0; i < NTOK / RPP; ++i) {
+    const int u = t0 + i * RPP;  // the pass's first token: its page and slot are every thread's, less row0 slots
+    const int q = SDv.ps.div(u);
+    const std::uint32_t page = static_cast<std::uint32_t>(__ldg(src.pages + q));
+    const std::uint32_t slot = static_cast<std::uint32_t>(SDv.ps.mod(u, q));
+    const std::uint64_t ko = std::uint64_t(page) * SDv.k_sp + slot * SDv.k_ss;  // elements
+    const std::uint64_t vo = SAME ? ko : std::uint64_t(page) * SDv.v_sp + slot * SDv.v_ss;
+    cp_async16(kd + i * RPP * 128, kb + ko * 2, true);
+    cp_async16(vd + i * RPP * 128, vb + vo * 2, true);
+  }
+}
+
 __device__ __forceinline__ unsigned char* aligned_smem(uint4* raw) {
   const std::uint32_t a = smem_u32(raw);
   return reinterpret_cast<unsigned char*>(raw) + ((1024u - (a & 1023u)) & 1023u);
@@ -185,7 +218,8 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
   unsigned char* smem = aligned_smem(smem_raw);
   const std::uint32_t sbase = smem_u32(smem);
   const int tid = threadIdx.x, wg = tid >> 7, wtid = tid & 127;
-  constexpr bool kCopies = MODE == kCopy || MODE == kCopyR || MODE == kCopyR4 || MODE == kCopyF;  // cp.async producers
+  constexpr bool kCopies =
+      MODE == kCopy || MODE == kCopyR || MODE == kCopyR4 || MODE == kCopyF || MODE == kCopyL;  // cp.async producers
   constexpr bool kProducer = kCopies || MODE == kTma || MODE == kTma4;  // a producer fills the stages
   constexpr int kIssuers = kCopies ? 128 : MODE == kTma ? 1 : 4;  // its threads that arrive on a full barrier
   static_assert(!kProducer || (TK == 64 && NC == 2), "the producer's modes: the kernel's 64-key tiles, two consumers");
@@ -236,6 +270,8 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
         if constexpr (MODE == kCopy || MODE == kCopyF)
           issue_kv_tile<kD, TK, 128, QT, true>(P.kv, src, (k * TK) % kCacheTokens, kCacheTokens, kdst,
                                                kdst + L::kv_block, wtid);
+        else if constexpr (MODE == kCopyL)  // the cache's K and V strides are equal (one NHD layout)
+          issue_kv_tile_lean<kD, TK, 128, QT, true>(P.kv, src, (k * TK) % kCacheTokens, kdst, kdst + L::kv_block, wtid);
         else  // copyr, copyr4: row-major, 2 or 4 lanes per token row
           issue_kv_tile_rowmajor<kD, TK, 128, QT, MODE == kCopyR ? 2 : 4>(P.kv, src, (k * TK) % kCacheTokens,
                                                                            kCacheTokens, kdst, kdst + L::kv_block, wtid);
@@ -612,6 +648,7 @@ std::vector<Variant> all_variants() {
       make<64, kFsum, false, 2>(),    make<64, kCopy, false, 2>(),        make<64, kTma, false, 2>(),
       make<64, kTma4, false, 2>(),    make<64, kFsumPair, false, 2>(),    make<64, kFsumPair, false, 2, true>(),
       make<64, kCopyR, false, 2>(),   make<64, kCopyR4, false, 2>(),     make<64, kCopyF, false, 2>(),
+      make<64, kCopyL, false, 2>(),
   };  // (ahead at 128-key tiles: two S of 64 registers each spill 640 bytes)
 }
 
