@@ -144,4 +144,25 @@ __device__ __forceinline__ void issue_kv_tile(const SideDev& SDv, const KvSrc& s
   else issue_kv_rows<D, NTOK, NTHR, KVT, false, ROWB, PV, XS, CE>(SDv, src, t0, kv_hi, kd, vd, row0, col, pv, xo);
 }
 
+// A tile of NTOK tokens that lies whole within page table entry q (slots slot .. slot + NTOK - 1) of a 16-bit KV
+// head, copied into the SWZ stage layout by tensor copies (maps of boxes 64 columns x NTOK slots x 1 head x 1 page,
+// 128-byte swizzle): one per 64-column block of K and of V, each issued by lane 0 of one of the 4 warps that call
+// this (NTHR = 128), which also expects its bytes on `bar`; every other thread arrives on `bar` plainly, so the barrier
+// sees the same 128 arrivals as after issue_kv_tile's mbar_arrive_cp_async.
+template <int D, int NTOK>
+__device__ __forceinline__ void issue_kv_tile_tma(const void* map_k, const void* map_v, const KvSrc& src, int q, int slot,
+                                                  int kv_head, std::uint32_t kd, std::uint32_t vd, std::uint32_t bar,
+                                                  int idx) {
+  constexpr int NB = D / 64, N = 2 * NB;  // copies per tile
+  static_assert(D % 64 == 0 && N <= 4, "head_dim 64 or 128: at most one copy per producer warp");
+  const int w = idx >> 5;
+  if ((idx & 31) == 0 && w < N) {
+    const int page = __ldg(src.pages + q), side = w / NB, cb = w % NB;
+    sm90::arrive_expect_tx(bar, NTOK * 128);
+    sm90::tma_load_4d((side ? vd : kd) + cb * NTOK * 128, side ? map_v : map_k, 64 * cb, slot, kv_head, page, bar);
+  } else {
+    sm90::mbar_arrive(bar);
+  }
+}
+
 }  // namespace podcheck::kernels

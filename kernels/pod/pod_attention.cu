@@ -174,18 +174,12 @@ PlanTuning tuning_from_env() {
   return t;
 }
 
-// The group decode of the split form (gd_cta) for a decode that pod_plan's group_decode_refusal took (the caller asks
-// it, once): its groups (group_decode_groups, which the CPU tests check) and its tensor maps. Returns "" when set up
-// (k.gdec on), else why not (the launch then keeps the split form's other decode).
-std::string setup_group_decode(const pod_problem& p, const SidePlan& sp, KParams& k, std::vector<void*>& owned) {
-  const pod_side& s = p.decode;
+// A side's 16-bit K and V as 4-D tensor maps (column, slot, head, page; boxes of 64 columns x `slots` x `heads` x 1
+// page, 128-byte swizzle: the [rows][64] blocks the sm_90a kernels read), the page dimension as long as the largest
+// page id in the side's table (read back once). Returns "" when both are encoded, else why not.
+std::string encode_kv_maps(const pod_problem& p, const pod_side& s, int slots, int heads, CUtensorMap* mk,
+                           CUtensorMap* mv) {
   const pod_kv& kv = s.kv;
-  std::string why;
-  const auto ids4 = group_decode_groups(sp, &why);
-  if (ids4.empty()) return why.empty() ? "no decode item" : why;
-  std::vector<int4> groups;
-  for (const auto& g : ids4) groups.push_back(make_int4(g[0], g[1], g[2], g[3]));
-  // the page dimension's extent: the largest page id in the table, read back once
   const int n_idx = kv.indptr_host[s.num_requests];
   std::vector<std::int32_t> ids(std::max(n_idx, 1), 0);
   if (n_idx > 0) CUDA_CHECK(cudaMemcpy(ids.data(), kv.indices, n_idx * sizeof(std::int32_t), cudaMemcpyDeviceToHost));
@@ -196,14 +190,28 @@ std::string setup_group_decode(const pod_problem& p, const SidePlan& sp, KParams
     const cuuint64_t dims[4] = {cuuint64_t(p.head_dim), cuuint64_t(kv.page_size), cuuint64_t(p.num_kv_heads),
                                 cuuint64_t(pages)};
     const cuuint64_t strides[3] = {cuuint64_t(ss * 2), cuuint64_t(sh * 2), cuuint64_t(sp_ * 2)};
-    const cuuint32_t box[4] = {64, cuuint32_t(kGdTokens), cuuint32_t(kGdHeads), 1}, elem[4] = {1, 1, 1, 1};
+    const cuuint32_t box[4] = {64, cuuint32_t(slots), cuuint32_t(heads), 1}, elem[4] = {1, 1, 1, 1};
     return encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 4, const_cast<void*>(base), dims, strides, box, elem,
                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
   };
-  if (!make(&k.gdec_k, kv.k, kv.k_stride_page, kv.k_stride_slot, kv.k_stride_head) ||
-      !make(&k.gdec_v, kv.v, kv.v_stride_page, kv.v_stride_slot, kv.v_stride_head))
+  if (!make(mk, kv.k, kv.k_stride_page, kv.k_stride_slot, kv.k_stride_head) ||
+      !make(mv, kv.v, kv.v_stride_page, kv.v_stride_slot, kv.v_stride_head))
     return "cuTensorMapEncodeTiled refused the K / V layout";
+  return "";
+}
+
+// The group decode of the split form (gd_cta) for a decode that pod_plan's group_decode_refusal took (the caller asks
+// it, once): its groups (group_decode_groups, which the CPU tests check) and its tensor maps. Returns "" when set up
+// (k.gdec on), else why not (the launch then keeps the split form's other decode).
+std::string setup_group_decode(const pod_problem& p, const SidePlan& sp, KParams& k, std::vector<void*>& owned) {
+  std::string why;
+  const auto ids4 = group_decode_groups(sp, &why);
+  if (ids4.empty()) return why.empty() ? "no decode item" : why;
+  std::vector<int4> groups;
+  for (const auto& g : ids4) groups.push_back(make_int4(g[0], g[1], g[2], g[3]));
+  why = encode_kv_maps(p, p.decode, kGdTokens, kGdHeads, &k.gdec_k, &k.gdec_v);
+  if (!why.empty()) return why;
   k.gdec_groups = upload(groups, owned);
   k.gdec_n = int(groups.size());
   k.gdec = 1;
@@ -368,6 +376,14 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
                                  : ws_split_sms(m.plan, sms, p.head_dim);
     k.ws_role_by_sm = env_knob(kTuningKnobs[8], 0, 1, 1) == 1;
   }
+#if PODCHECK_WS_TMA
+  // (PODCHECK_WS_TMA builds) the prefill's tensor maps, where its tiles can lie whole within pages
+  {
+    const int tk = m.ws_form == kWsPrefillOnly ? PODCHECK_WS_TK_PREFILL : PODCHECK_WS_TK;
+    if (m.ws_form >= 0 && prefill_runs && p.prefill.kv.page_size % tk == 0)
+      k.pre_tma = encode_kv_maps(p, p.prefill, tk, 1, &k.pre_k, &k.pre_v).empty();
+  }
+#endif
   m.merge_rows = upload(m.plan.merge_rows, m.owned);
   m.n_merge = (int)m.plan.merge_rows.size();
 

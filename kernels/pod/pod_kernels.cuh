@@ -64,6 +64,11 @@ struct KParams {
   int gdec, gdec_n;
   const int4* gdec_groups;
   CUtensorMap gdec_k, gdec_v;
+  // (builds with PODCHECK_WS_TMA) the prefill side's K and V as tensor maps of the same kind, boxes of 64 x the
+  // prefill tile x 1 x 1, and whether PreparedPod set them up (a warp-specialised form, the page size a multiple of
+  // the tile)
+  int pre_tma;
+  CUtensorMap pre_k, pre_v;
   ItemSpan* timeline;  // null, or a timeline launch: one span per item and per CTA (PreparedPod::launch_timeline)
   int* timeline_count;
   int timeline_cap;
@@ -895,6 +900,15 @@ template <int MODE> constexpr int kWsRows = MODE == kWsCoResident ? 64 : 128;
 #ifndef PODCHECK_WSF_DECODE_STAGES
 #define PODCHECK_WSF_DECODE_STAGES 3
 #endif
+// 1: the prefill's producer fills a stage with tensor copies, one per 64-column block of K and of V, each from lane 0
+// of one producer warp, where the tile lies whole within one page and the item's KV range (PreparedPod sets the maps
+// up when the page size is a multiple of the tile); cp.async elsewhere. In the loop alone at pages of 64 such copies
+// ran within 2 % of stages already in shared memory, where the cp.async gather costs 17 % (notebook step 31).
+// Opt-in; not yet run in the kernel.
+#ifndef PODCHECK_WS_TMA
+#define PODCHECK_WS_TMA 0
+#endif
+constexpr bool kWsTma = PODCHECK_WS_TMA != 0;
 #ifndef PODCHECK_WS_PRODUCER_REGS
 #define PODCHECK_WS_PRODUCER_REGS 56
 #endif
@@ -1338,6 +1352,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
       mbar_init(item_empty(j), 128 * (1 + NC));   // every producer and consumer thread, once it has read it
     }
     *s_done = 0;
+    if constexpr (kWsTma) asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // seen by the copies
   }
   __syncthreads();
 
@@ -1374,8 +1389,22 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
       for (int k = 0; k < n_tiles; ++k) {
         mbar_wait(empty_bar(st), ph ^ 1);
         unsigned char* kdst = smem + st * L::stage;
-        issue_kv_tile<D, TK, 128, QT, true>(SDv, src, c.kv_lo + k * TK, c.kv_hi, kdst, kdst + L::kv_block, wtid);
-        mbar_arrive_cp_async(full_bar(st));
+        const int t0 = c.kv_lo + k * TK;
+        bool copied = false;
+        if constexpr (kWsTma) {  // (PODCHECK_WS_TMA) a whole tile within one page: tensor copies
+          if (P.pre_tma && t0 + TK <= c.kv_hi) {
+            const int q = SDv.ps.div(t0), slot = SDv.ps.mod(t0, q);
+            if (slot + TK <= SDv.s.kv.page_size) {
+              issue_kv_tile_tma<D, TK>(&P.pre_k, &P.pre_v, src, q, slot, it.kv_head, sbase + st * L::stage,
+                                       sbase + st * L::stage + L::kv_block, full_bar(st), wtid);
+              copied = true;
+            }
+          }
+        }
+        if (!copied) {
+          issue_kv_tile<D, TK, 128, QT, true>(SDv, src, t0, c.kv_hi, kdst, kdst + L::kv_block, wtid);
+          mbar_arrive_cp_async(full_bar(st));
+        }
         if (++st == NS) { st = 0; ph ^= 1; }
       }
     }
