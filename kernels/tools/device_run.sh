@@ -31,6 +31,20 @@ mkdir -p "$OUT"
 STEPS=${*:-tests}
 PROCS=${PROCS:-16}
 log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$OUT/summary.txt"; }
+# The logs in $OUT added to logs.tgz (created or extended: an earlier invocation's, or the caller's; session 39 lost
+# six sweep logs to an overwrite). A name the archive already holds (a second invocation's loop.log, tests.log, ...)
+# goes in as NAME_2.log, NAME_3.log, ...: nothing in the archive is ever replaced. Run before the steps when an
+# earlier invocation of the same call left logs here (so this one's, written under the same names, replace none),
+# and after them when more than 8 files would come back.
+pack_logs() {
+  (cd "$OUT" && rm -rf .logs && mkdir .logs && { [ ! -f logs.tgz ] || tar xzf logs.tgz -C .logs; } &&
+    { for f in *.log; do
+        [ -e "$f" ] || continue
+        g=$f; n=1; while [ -e ".logs/$g" ]; do n=$((n + 1)); g=${f%.log}_$n.log; done
+        mv "$f" ".logs/$g"
+      done; tar czf logs.tgz -C .logs .; }; rm -rf .logs)
+}
+ls "$OUT"/*.log > /dev/null 2>&1 && pack_logs
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >> "$OUT/summary.txt" 2>&1
 # the port's build (step `port`) runs in the background beside the main build; the step waits for it
 # a carried .fi.tgz (`tar czf .fi.tgz .flashinfer`: 0.5 MB instead of 5.5, the tree's transfer limit is 64 MiB) is
@@ -261,9 +275,6 @@ for s in $STEPS; do
   esac
 done
 log "done"
-# at most 8 files come back from a device call: past that, the logs travel as one archive, added to the files of a
-# logs.tgz already there (an earlier invocation's, or the caller's: session 39 lost six sweep logs to an overwrite)
-if [ "$(ls "$OUT" | wc -l)" -gt 8 ]; then
-  (cd "$OUT" && rm -rf .logs && mkdir .logs && { [ ! -f logs.tgz ] || tar xzf logs.tgz -C .logs; } &&
-    { mv *.log .logs/ 2>/dev/null; tar czf logs.tgz -C .logs .; }; rm -rf .logs)
-fi
+# at most 8 files come back from a device call: past that, the logs travel as one archive (pack_logs, above)
+[ "$(ls "$OUT" | wc -l)" -gt 8 ] && pack_logs
+exit 0
