@@ -40,7 +40,9 @@
 //            copy's producer
 //   tma      copy, with the stages filled by tensor copies instead: one thread, one copy per page (or per 64 slots
 //            of a larger page) and 64-column block of K and of V (16 per tile at pages of 16); tma4: the same copies
-//            issued by four threads (lane 0 of each producer warp), in case the issue rate is a thread's
+//            issued by four threads (lane 0 of each producer warp), in case the issue rate is a thread's; tmak: the
+//            kernel's own tensor copies (issue_kv_tile_tma, the PODCHECK_WS_TMA build's producer, kv_copy.cuh), at
+//            pages of 64 tokens or more only
 // and by the S = Q K^T form: Q fragments in registers (rs, the kernel's default) or Q read from shared memory by
 // the instruction (ss, PODCHECK_WS_QSMEM); by TK (64: the kernel's default; 128) and NC (1 or 2 consumers); -pp:
 // the two consumers take turns issuing their products (FlashAttention-3's ping-pong, PODCHECK_WS_PINGPONG).
@@ -90,11 +92,11 @@ constexpr int kKeys = 256;     // distinct keys in the stages
 constexpr int kMaxRows = 128;  // two consumers' rows
 enum Mode {
   kTensor = 0, kMma = 1, kExp = 2, kSoftmax = 3, kRescale = 4, kSync = 5, kAhead = 6, kFsum = 7, kCopy = 8, kTma = 9,
-  kTma4 = 10, kFsumPair = 11, kCopyR = 12, kCopyR4 = 13, kCopyF = 14, kCopyL = 15
+  kTma4 = 10, kFsumPair = 11, kCopyR = 12, kCopyR4 = 13, kCopyF = 14, kCopyL = 15, kTmaK = 16
 };
 const char* const kModeName[] = {"tensor", "mma",  "exp", "softmax", "rescale", "sync",
                                  "ahead",  "fsum", "copy", "tma",    "tma4",    "fsum2",
-                                 "copyr",  "copyr4", "copyf",  "copyl"};
+                                 "copyr",  "copyr4", "copyf",  "copyl",  "tmak"};
 constexpr int kCacheTokens = 2048;  // (copy, tma) tokens per KV head in the paged cache; token t holds key t mod 256
 constexpr int kCacheHeads = 8;      // (copy, tma) KV heads in the cache; CTA b reads head b mod 8
 
@@ -220,8 +222,8 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
   const int tid = threadIdx.x, wg = tid >> 7, wtid = tid & 127;
   constexpr bool kCopies =
       MODE == kCopy || MODE == kCopyR || MODE == kCopyR4 || MODE == kCopyF || MODE == kCopyL;  // cp.async producers
-  constexpr bool kProducer = kCopies || MODE == kTma || MODE == kTma4;  // a producer fills the stages
-  constexpr int kIssuers = kCopies ? 128 : MODE == kTma ? 1 : 4;  // its threads that arrive on a full barrier
+  constexpr bool kProducer = kCopies || MODE == kTma || MODE == kTma4 || MODE == kTmaK;  // a producer fills the stages
+  constexpr int kIssuers = kCopies || MODE == kTmaK ? 128 : MODE == kTma ? 1 : 4;  // threads arriving on a full barrier
   static_assert(!kProducer || (TK == 64 && NC == 2), "the producer's modes: the kernel's 64-key tiles, two consumers");
   const std::uint32_t bars = sbase + L::bars;
   auto full_bar = [&](int st) { return bars + 8 * st; };
@@ -278,6 +280,18 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
         mbar_arrive_cp_async(full_bar(st));
       }
       asm volatile("cp.async.wait_all;\n" ::: "memory");
+    } else if constexpr (MODE == kTmaK) {
+      // tmak: the kernel's own tensor copies (issue_kv_tile_tma, the PODCHECK_WS_TMA build's producer) with its
+      // arrivals: four copies per tile from lane 0 of each warp, the other 124 threads arriving plainly; pages of at
+      // least TK tokens (the run refuses smaller), so every tile lies whole within one page
+      const KvSrc src = kv_src<QT>(P.kv, 0, kv_head);
+      for (int k = 0; k < P.tiles; ++k) {
+        const int st = k % L::NS;
+        mbar_wait(empty_bar(st), ((k / L::NS) & 1) ^ 1);
+        const int t0 = (k * TK) % kCacheTokens, q = P.kv.ps.div(t0);
+        issue_kv_tile_tma<kD, TK>(&P.tmk, &P.tmv, src, q, P.kv.ps.mod(t0, q), kv_head, sbase + st * L::stage,
+                                  sbase + st * L::stage + L::kv_block, full_bar(st), wtid);
+      }
     } else if (wtid % 32 == 0 && wtid / 32 < kIssuers) {
       // tma: tensor copies, one per page (or per TK slots of a larger page), 64-column block and side (K or V), of
       // which lane 0 of warp w issues every kIssuers-th from w (tma: one thread; tma4: four), each arriving on the
@@ -648,7 +662,7 @@ std::vector<Variant> all_variants() {
       make<64, kFsum, false, 2>(),    make<64, kCopy, false, 2>(),        make<64, kTma, false, 2>(),
       make<64, kTma4, false, 2>(),    make<64, kFsumPair, false, 2>(),    make<64, kFsumPair, false, 2, true>(),
       make<64, kCopyR, false, 2>(),   make<64, kCopyR4, false, 2>(),     make<64, kCopyF, false, 2>(),
-      make<64, kCopyL, false, 2>(),
+      make<64, kCopyL, false, 2>(),   make<64, kTmaK, false, 2>(),
   };  // (ahead at 128-key tiles: two S of 64 registers each spill 640 bytes)
 }
 
@@ -738,6 +752,15 @@ int run(int argc, char** argv) {
     bool known = false;
     for (const Variant& x : all_variants()) known |= x.name == w;
     if (!known) return usage(("unknown variant " + w).c_str());
+  }
+  // tmak copies a tile as one box per block and side, so a tile must lie within one page: asked for by name at a
+  // smaller page it is a usage error, and the run of every variant leaves it out (saying so)
+  if (page < 64) {
+    if (std::find(want.begin(), want.end(), "tmak-rs-64-2") != want.end())
+      return usage("tmak-rs-64-2: needs --page 64 or more (a tile of 64 tokens within one page)");
+    const auto n = vars.size();
+    vars.erase(std::remove_if(vars.begin(), vars.end(), [](const Variant& x) { return x.mode == kTmaK; }), vars.end());
+    if (vars.size() != n) std::printf("tmak-rs-64-2 left out: it needs --page 64 or more\n");
   }
 
   cudaDeviceProp prop;
