@@ -241,8 +241,8 @@ for s in $STEPS; do
     sweep)
       # the planner's experiment knobs (docs/KERNEL.md): one `bench kernel` call per setting in SWEEP (settings
       # separated by ';', each "default" or space-separated VAR=value), on the mixes SWEEP_MIXES (default A B C)
-      # logs numbered on from those already in $OUT: a second sweep in one call keeps the first's (stop 37 lost them)
-      # (and those an earlier invocation already packed into logs.tgz: counted too, or this one's would overwrite them)
+      # logs numbered on from those already in $OUT and in logs.tgz, so a call's sweeps number their logs in the order
+      # they ran, across steps and invocations (stop 37 lost a first sweep's to a second's)
       IFS=';' read -ra settings <<< "${SWEEP:-default}"; n=0
       k=$( { ls "$OUT"; [ ! -f "$OUT/logs.tgz" ] || tar tzf "$OUT/logs.tgz"; } 2>/dev/null | grep -c 'sweep_[0-9]*\.log$')
       all=(); for ((r = 0; r < ${SWEEP_ROUNDS:-1}; ++r)); do all+=("${settings[@]}"); done
