@@ -90,7 +90,12 @@
 //                   thread's loads before its first conversion. Mix A-e4m3 on the H100, same call, two rounds:
 //                   fused 0.410-0.415 -> 0.359-0.363 ms, prefill alone 0.197-0.199 -> 0.178-0.181, decode alone
 //                   0.245-0.248 -> 0.234-0.235; 16-bit mix A unchanged. The same operations on the same values.
-//   v3.14 (this file) notebook steps 24-25: the group decode takes pages of any multiple of 16 tokens, a copy stage
+//   v3.15 (this file) notebook step 32: in the split form the prefill CTAs are those on SMs spread evenly over
+//                   the SM ids (ws_prefill_sm; PODCHECK_CUDA_WS_ROLE=0 keeps v3.14's first CTAs by index). Two H100s,
+//                   alternating processes: fused B 0.478-0.490 -> 0.436-0.438 ms and 0.528-0.531 -> 0.438-0.440,
+//                   A 0.432-0.433 -> 0.396 and equal, C 2-4 % slower. Outputs bit for bit v3.14's (each item's
+//                   arithmetic is the same whichever SM runs it).
+//   v3.14            notebook steps 24-25: the group decode takes pages of any multiple of 16 tokens, a copy stage
 //                   being 16 slots of a page (v3.13: pages of 16 only); by default at pages of 16 and 64, where it
 //                   was measured faster than the fused kernel (pod_plan's group_decode_default_page).
 //   v3.13            notebook step 23: form 3 with the group decode (below) is the default of a fused launch whose
@@ -374,7 +379,7 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
     k.ws_prefill_ctas = knob > 0  ? knob
                         : k.gdec ? ws_split_sms_gdec(m.plan, sms, p.head_dim, k.gdec_n, kGdPipes)
                                  : ws_split_sms(m.plan, sms, p.head_dim);
-    k.ws_role_by_sm = env_knob(kTuningKnobs[8], 0, 1, 1) == 1;
+    k.ws_role_by_sm = env_knob(kTuningKnobs[8], 0, 1, 1) != 0;  // unset: 1 (v3.15)
   }
 #if PODCHECK_WS_TMA
   // (PODCHECK_WS_TMA builds) the prefill's tensor maps, where its tiles can lie whole within pages
@@ -523,7 +528,7 @@ thread_local std::string g_last_error;
 
 extern "C" const pod_kernel_info* podcheck_kernel_info(void) {
   static const pod_kernel_info info{POD_ABI_VERSION, podcheck::kernels::kKernelName, podcheck::kernels::kKernelVersion,
-                                    "fused POD v3.14: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill (16-bit and fp8 KV), fp8 decode in 16-byte copies, shared memory addressed as such (LDS / STS), warp-specialised prefill-only launches and fused ones whose decode qualifies (SMs split by side, the decode by KV-head groups on tensor copies; PODCHECK_CUDA_WS=1: the fused kernel), decode split over warps (page lookups a tile ahead, xor-swizzled tiles), cp.async pipelines (128-byte L2 prefetch), ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
+                                    "fused POD v3.15: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill (16-bit and fp8 KV), fp8 decode in 16-byte copies, shared memory addressed as such (LDS / STS), warp-specialised prefill-only launches and fused ones whose decode qualifies (SMs split by side, the decode by KV-head groups on tensor copies; PODCHECK_CUDA_WS=1: the fused kernel), decode split over warps (page lookups a tile ahead, xor-swizzled tiles), cp.async pipelines (128-byte L2 prefetch), ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
   return &info;
 }
 

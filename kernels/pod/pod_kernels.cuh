@@ -57,7 +57,7 @@ struct KParams {
   int* counters;  // [0] prefill queue head, [1] decode queue head, [2 + sm] per-SM tickets
   int ctas_per_sm, prefill_ctas_per_sm;
   int ws_prefill_ctas;  // pod_ws_kernel with SMs split by side: CTAs (one per SM) 0 .. ws_prefill_ctas - 1 run the prefill
-  int ws_role_by_sm;    // (split SMs, PODCHECK_CUDA_WS_ROLE=1) the prefill CTAs are those on the SMs ws_prefill_sm picks
+  int ws_role_by_sm;    // (split SMs; PODCHECK_CUDA_WS_ROLE=0 clears it) the prefill CTAs are those on the SMs ws_prefill_sm picks
   // (split SMs) the group decode (gd_cta; PreparedPod sets it up where the decode qualifies): on, its groups (per group
   // the decode items of kGdHeads consecutive KV heads of one request and chunk, in head order) and the decode side's
   // K and V as 4-D tensor maps (column, slot, head, page; boxes of 64 x 16 x kGdHeads x 1, 128-byte swizzle)

@@ -12,7 +12,7 @@
 namespace podcheck::kernels {
 
 inline constexpr const char* kKernelName = "podcheck-cuda";
-inline constexpr const char* kKernelVersion = "v3.14";
+inline constexpr const char* kKernelVersion = "v3.15";
 
 // A planned launch with its device-side plan and workspace. Not copyable. Throws CudaError.
 class PreparedPod {
@@ -44,7 +44,7 @@ class PreparedPod {
   std::unique_ptr<Impl> impl_;
 };
 
-// "podcheck-cuda v3.14 (git <describe>)" (kKernelName, kKernelVersion, git_describe()): trace provenance.
+// "podcheck-cuda v3.15 (git <describe>)" (kKernelName, kKernelVersion, git_describe()): trace provenance.
 std::string build_version();
 // `git describe --always --dirty --tags` of the tree this library was built from (generated on every build).
 const char* git_describe();

@@ -78,9 +78,10 @@ struct ItemSpan {
 // PODCHECK_CUDA_GDEC (0 / 1, default 1): in the split form, the decode by groups of KV heads fed by tensor copies
 // where the decode qualifies (notebook step 21); 0: the split form's decode warpgroups, for same-call comparisons
 // (and, with PODCHECK_CUDA_WS unset, the fused kernel for every fused launch).
-// PODCHECK_CUDA_WS_ROLE (0 / 1, default 0): in the split form, which CTAs take the prefill role: 0 the first ones by
-// block index; 1 those on the SMs ws_prefill_sm picks, spread evenly over the SM ids (prepared in stop 40; first run
-// in notebook step 31, one H100: mix B 0.438-0.440 ms against 0.528-0.531, A equal, C 2-4 % slower; quick tier passes).
+// PODCHECK_CUDA_WS_ROLE (0 / 1, default 1 since v3.15): in the split form, which CTAs take the prefill role: 1 those on
+// the SMs ws_prefill_sm picks, spread evenly over the SM ids; 0 the first ones by block index (v3.14). Notebook steps
+// 31-32, two H100s: mix B 0.436-0.440 ms against 0.478-0.531, A 0.396 against 0.432 on one and equal on the other,
+// C 2-4 % slower.
 inline constexpr const char* kTuningKnobs[9] = {"PODCHECK_CUDA_PREFILL_CTAS", "PODCHECK_CUDA_PREFILL_CHUNK",
                                                 "PODCHECK_CUDA_DECODE_CHUNK", "PODCHECK_CUDA_CTAS_PER_SM",
                                                 "PODCHECK_CUDA_WS",           "PODCHECK_CUDA_PREFILL_SMS",

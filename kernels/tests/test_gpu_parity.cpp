@@ -602,13 +602,14 @@ TEST_CASE("the split form's group decode (sm_90a): which decodes take it, and ea
       CHECK(pod.split_decode().rfind(want_path, 0) == 0);  // "group", or "warpgroups (why)"
     }
     const ScopedEnv ws("PODCHECK_CUDA_WS", "3");
-    // the prefill SMs: the first CTAs by index, or (PODCHECK_CUDA_WS_ROLE=1) the CTAs on SMs spread over the ids
-    for (const char* role : {"", "1"})
+    // the prefill SMs: the CTAs on SMs spread over the ids (v3.15's default), or (PODCHECK_CUDA_WS_ROLE=0) the first
+    // CTAs by index
+    for (const char* role : {"", "0"})
       for (const std::string& split : {std::string(), std::string("1"), std::to_string(std::max(1, sms - 1))}) {
         const ScopedEnv r(*role ? "PODCHECK_CUDA_WS_ROLE" : nullptr, role);
         const ScopedEnv n(split.empty() ? nullptr : "PODCHECK_CUDA_PREFILL_SMS", split.c_str());
         const std::string name = spec.name + (split.empty() ? "" : " PODCHECK_CUDA_PREFILL_SMS=" + split) +
-                                 (*role ? " PODCHECK_CUDA_WS_ROLE=1" : "");
+                                 (*role ? " PODCHECK_CUDA_WS_ROLE=0" : "");
         if (expect_split) check_case(c, name, 0, true);
         else check_case(c, name);
       }
