@@ -73,6 +73,23 @@ TimelineSummary summarize_timeline(const std::vector<ItemSpan>& spans) {
     st.median_us = median_of(dur[side]);
     st.max_us = dur[side].empty() ? 0 : *std::max_element(dur[side].begin(), dur[side].end());
   }
+  // the SMs' clock: per CTA, the clocked span ends (clock64 against globaltimer) from the first to the last, at least
+  // a microsecond apart
+  std::map<int, std::vector<std::pair<std::uint64_t, std::uint64_t>>> ends;  // per CTA: (t1, c1)
+  for (const ItemSpan& s : spans)
+    if (s.c1 != 0) ends[s.cta].emplace_back(s.t1, s.c1);
+  std::vector<double> mhz;
+  for (auto& [cta, e] : ends) {
+    std::sort(e.begin(), e.end());
+    if (e.size() >= 2 && e.back().first - e.front().first >= 1000 && e.back().second > e.front().second)
+      mhz.push_back(double(e.back().second - e.front().second) * 1e3 / double(e.back().first - e.front().first));
+  }
+  if (!mhz.empty()) {
+    t.clock_ctas = int(mhz.size());
+    t.clock_mhz_median = median_of(mhz);
+    t.clock_mhz_min = *std::min_element(mhz.begin(), mhz.end());
+    t.clock_mhz_max = *std::max_element(mhz.begin(), mhz.end());
+  }
   if (t.side[0].items && t.side[1].items) {
     const std::uint64_t until = std::min(last_end[0], last_end[1]);
     t.overlap_us = us(until);
@@ -98,17 +115,21 @@ std::string describe_timeline(const TimelineSummary& t) {
                   s.last_us, s.median_us, s.max_us, 100.0 * s.share_overlap);
     return std::string(b);
   };
+  char clock[96] = "";
+  if (t.clock_ctas > 0)
+    std::snprintf(clock, sizeof clock, "; SM clock %.0f MHz (median of %d CTAs, %.0f-%.0f)", t.clock_mhz_median,
+                  t.clock_ctas, t.clock_mhz_min, t.clock_mhz_max);
   std::snprintf(buf, sizeof buf,
                 "timeline: %d CTAs (%d workers), %.1f us (entry skew %.1f, both sides until %.1f, first CTA done %.1f); "
-                "idle %.1f%% of worker time (tail %.1f%% of CTA time)\n",
+                "idle %.1f%% of worker time (tail %.1f%% of CTA time)%s\n",
                 t.ctas, t.span_us > 0 ? int(t.worker_us / t.span_us + 0.5) : t.ctas, t.span_us, t.entry_skew_us,
-                t.overlap_us, t.first_exit_us, 100.0 * t.idle_fraction, 100.0 * t.tail_fraction);
+                t.overlap_us, t.first_exit_us, 100.0 * t.idle_fraction, 100.0 * t.tail_fraction, clock);
   return std::string(buf) + "    " + side(t.side[0], "prefill") + "\n    " + side(t.side[1], "decode") + "\n";
 }
 
 std::string spans_csv(int mode, const std::vector<ItemSpan>& spans, const PodPlan& plan, bool header) {
-  std::string out = header ? "mode,side,item,cta,sm,role,warpgroups,t0_us,dur_us,kv_begin,kv_end,kv_visible,row_begin,nchunks\n"
-                           : "";
+  std::string out =
+      header ? "mode,side,item,cta,sm,role,warpgroups,t0_us,dur_us,kv_begin,kv_end,kv_visible,row_begin,nchunks,clk1\n" : "";
   std::uint64_t t_min = UINT64_MAX;
   for (const ItemSpan& s : spans) t_min = std::min(t_min, s.t0);
   char line[192];
@@ -117,9 +138,9 @@ std::string spans_csv(int mode, const std::vector<ItemSpan>& spans, const PodPla
     const std::vector<WorkItem>& items = plan.side[side].items;
     const bool known = s.item >= 0 && s.item < int(items.size());
     const WorkItem w = known ? items[s.item] : WorkItem{-1, -1, -1, -1, -1, -1, -1, -1 + kTileKV};
-    std::snprintf(line, sizeof line, "%d,%d,%d,%d,%d,%d,%d,%.3f,%.3f,%d,%d,%d,%d,%d\n", mode, side, s.item, s.cta, s.sm,
-                  (s.side_role >> 1) & 1, s.side_role >> 2, double(s.t0 - t_min) / 1e3, double(s.t1 - s.t0) / 1e3,
-                  w.kv_begin, w.kv_end, w.cost - kTileKV, w.row_begin, w.nchunks);
+    std::snprintf(line, sizeof line, "%d,%d,%d,%d,%d,%d,%d,%.3f,%.3f,%d,%d,%d,%d,%d,%llu\n", mode, side, s.item, s.cta,
+                  s.sm, (s.side_role >> 1) & 1, s.side_role >> 2, double(s.t0 - t_min) / 1e3, double(s.t1 - s.t0) / 1e3,
+                  w.kv_begin, w.kv_end, w.cost - kTileKV, w.row_begin, w.nchunks, (unsigned long long)s.c1);
     out += line;
   }
   return out;

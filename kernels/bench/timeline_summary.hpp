@@ -31,6 +31,10 @@ struct TimelineSummary {
   double idle_fraction = 0;  // of worker_us: time in no item (start skew, queue pops, the tail)
   double tail_fraction = 0;  // of ctas x span: from each CTA's exit to the end
   SideTimeline side[2];      // 0 prefill, 1 decode
+  // The SMs' clock while the launch ran: per CTA, its spans' clock64 ends against their globaltimer ends, from the
+  // first to the last (ItemSpan::c1; a CTA with fewer than two clocked ends has none); over the CTAs that have one.
+  int clock_ctas = 0;
+  double clock_mhz_median = 0, clock_mhz_min = 0, clock_mhz_max = 0;
 };
 
 // Throws std::invalid_argument when the spans are not one life span per CTA plus item spans inside them.
@@ -42,7 +46,8 @@ std::string describe_timeline(const TimelineSummary& t);
 // alone), side, item (-1: a CTA's life), cta, sm, role, warpgroups (ItemSpan::side_role's fields), t0_us (from the
 // earliest span's start), dur_us, then the item's fields from `plan`: kv_begin, kv_end, kv_visible (the keys of that
 // chunk its rows see: the planner's cost less its fixed part), row_begin, nchunks; -1 for a life or an index the
-// plan does not hold.
+// plan does not hold; then clk1, the SM's clock64 at the span's end (ItemSpan::c1, raw: each SM counts from its own
+// origin; 0 where not recorded).
 std::string spans_csv(int mode, const std::vector<ItemSpan>& spans, const PodPlan& plan, bool header);
 
 }  // namespace podcheck::kernels

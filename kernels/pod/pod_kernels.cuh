@@ -136,11 +136,14 @@ __device__ __forceinline__ std::uint64_t globaltimer() {
   return t;
 }
 // A timeline launch's record (one thread of the CTA; spans past the buffer's capacity are dropped, and counted).
-// wgs: the warpgroups that ran the item, or (item -1) that run items in the CTA (ItemSpan::side_role).
+// wgs: the warpgroups that ran the item, or (item -1) that run items in the CTA (ItemSpan::side_role). The SM's clock
+// at the end beside the timer's gives the clock the launch ran at (timeline_summary; v3.15).
 __device__ __forceinline__ void put_span(const KParams& P, std::uint64_t t0, int item, int side, int role, int wgs = 1) {
   const int k = atomicAdd(P.timeline_count, 1);
-  if (k < P.timeline_cap)
-    P.timeline[k] = ItemSpan{t0, globaltimer(), int(blockIdx.x), int(smid()), item, side | (role << 1) | (wgs << 2)};
+  if (k < P.timeline_cap) {
+    const std::uint64_t c1 = clock64(), t1 = globaltimer();
+    P.timeline[k] = ItemSpan{t0, t1, int(blockIdx.x), int(smid()), item, side | (role << 1) | (wgs << 2), c1};
+  }
 }
 
 // ---- asynchronous copies and ldmatrix (sm_80+) -----------------------------------------------------------

@@ -62,6 +62,7 @@ struct ItemSpan {
   // bit 0: the item's side (0 prefill, 1 decode); bit 1: the CTA's (or warpgroup's) role; bits 2 and up: the
   // warpgroups that ran the item, or (the life span) that run items in the CTA, 0 read as 1 (pod_ws_kernel: 1-3)
   std::int32_t side_role;
+  std::uint64_t c1 = 0;  // the SM's clock (clock64) at the span's end; 0: not recorded
 };
 
 // Overrides of the planner's choices, for experiments (PreparedPod reads them from the environment:

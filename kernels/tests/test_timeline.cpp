@@ -106,12 +106,45 @@ TEST_CASE("timeline spans as CSV: times from the earliest start, the item's chun
       span(20, 30, 7, 0, 1, 1, 1),
       span(31, 32, 7, 9, 1, 1, 1),  // an index the plan does not hold
   };
-  const std::string csv = spans_csv(1, spans, plan, true);
+  std::vector<ItemSpan> clocked = spans;
+  clocked[2].c1 = 123456789012ull;  // the SM's clock at the span's end, raw (0: not recorded)
+  const std::string csv = spans_csv(1, clocked, plan, true);
   CHECK(csv ==
-        "mode,side,item,cta,sm,role,warpgroups,t0_us,dur_us,kv_begin,kv_end,kv_visible,row_begin,nchunks\n"
-        "1,0,-1,7,1,1,3,0.000,30.000,-1,-1,-1,-1,-1\n"
-        "1,0,0,7,1,0,2,1.000,3.500,0,2048,160,128,1\n"
-        "1,1,0,7,1,1,1,10.000,10.000,512,1024,512,0,4\n"
-        "1,1,9,7,1,1,1,21.000,1.000,-1,-1,-1,-1,-1\n");
+        "mode,side,item,cta,sm,role,warpgroups,t0_us,dur_us,kv_begin,kv_end,kv_visible,row_begin,nchunks,clk1\n"
+        "1,0,-1,7,1,1,3,0.000,30.000,-1,-1,-1,-1,-1,0\n"
+        "1,0,0,7,1,0,2,1.000,3.500,0,2048,160,128,1,0\n"
+        "1,1,0,7,1,1,1,10.000,10.000,512,1024,512,0,4,123456789012\n"
+        "1,1,9,7,1,1,1,21.000,1.000,-1,-1,-1,-1,-1,0\n");
   CHECK(spans_csv(0, {}, plan, false).empty());
+}
+
+TEST_CASE("timeline summary: the SMs' clock from each CTA's span ends (globaltimer and clock64)",
+          "[kernels][host][bench]") {
+  // three CTAs at 1,500, 1,700 and 1,800 MHz over their span ends (clock64 counts from an arbitrary per-SM origin);
+  // CTA 3 has one clocked end only, and CTA 4 none: neither has a rate
+  const double mhz[3] = {1500, 1700, 1800};
+  std::vector<ItemSpan> spans;
+  for (int c = 0; c < 5; ++c) {
+    spans.push_back(span(0, 100, c, -1, 0, 0));
+    spans.push_back(span(0, 30, c, 0, 0, 0));
+    spans.push_back(span(30, 80, c, 1, 0, 0));
+  }
+  for (int c = 0; c < 3; ++c) {
+    const std::uint64_t origin = 1'000'000'000ull * (c + 1);
+    spans[3 * c].c1 = origin + std::uint64_t(100 * mhz[c]);      // the life's end at 100 us
+    spans[3 * c + 1].c1 = origin + std::uint64_t(30 * mhz[c]);   // 30 us
+    spans[3 * c + 2].c1 = origin + std::uint64_t(80 * mhz[c]);   // 80 us
+  }
+  spans[3 * 3].c1 = 42;
+  TimelineSummary t = summarize_timeline(spans);
+  CHECK(t.clock_ctas == 3);
+  CHECK(std::fabs(t.clock_mhz_median - 1700) < 1e-6);
+  CHECK(std::fabs(t.clock_mhz_min - 1500) < 1e-6);
+  CHECK(std::fabs(t.clock_mhz_max - 1800) < 1e-6);
+  CHECK(describe_timeline(t).find("SM clock 1700 MHz (median of 3 CTAs, 1500-1800)") != std::string::npos);
+  // no clocked spans (a module without clock64 in its spans): no rate, and the report says nothing of it
+  for (ItemSpan& s : spans) s.c1 = 0;
+  t = summarize_timeline(spans);
+  CHECK(t.clock_ctas == 0);
+  CHECK(describe_timeline(t).find("SM clock") == std::string::npos);
 }

@@ -3,7 +3,9 @@
 (kernels/bench/timeline_summary.hpp, spans_csv). For each launch mode in the file and each side, a least-squares fit
 item_us = a + b * tiles, tiles = ceil(kv_visible / TK): a is what an item costs beyond its tiles (its Q tile, the first
 tile's unoverlapped softmax, the last P V, the epilogue), b the steady cost of one tile. Also: how busy the CTAs were
-with that side's items, and median item times by tile count.
+with that side's items, and median item times by tile count. Where the spans carry the SM clock at their ends (the
+clk1 column, clock64; v3.15's timeline), the launch's SM clock (median over CTAs of clock cycles over nanoseconds
+between a CTA's first and last span end) and b in cycles: comparable with the loop bench's cycles per tile.
 
 With --by-sm, also each side's time per tile by SM (the `sm` column: the SM its CTA ran on), and the SMs whose items
 took over --slow (1.25) times the median SM's per tile: whether a slow launch is slow on a fixed set of SMs.
@@ -17,6 +19,22 @@ import argparse, collections, csv, io, math, sys
 MODES = {0: "fused", 1: "prefill alone", 2: "decode alone"}
 
 
+def clock_mhz(rows):
+    """The SM clock of one launch's spans: per CTA, (last clk1 - first clk1) / (last end - first end) over its
+    clocked span ends, in MHz; the median over the CTAs with two or more (None where no span has a clock)."""
+    ends = collections.defaultdict(list)
+    for r in rows:
+        c = int(r.get("clk1") or 0)
+        if c > 0:
+            ends[r["cta"]].append((float(r["t0_us"]) + float(r["dur_us"]), c))
+    rates = []
+    for e in ends.values():
+        e.sort()
+        if len(e) >= 2 and e[-1][0] - e[0][0] > 1.0:  # at least a microsecond apart
+            rates.append((e[-1][1] - e[0][1]) / (e[-1][0] - e[0][0]))
+    return sorted(rates)[len(rates) // 2] if rates else None
+
+
 def fit(rows, tk):
     out = []
     by_mode = collections.defaultdict(list)
@@ -24,6 +42,7 @@ def fit(rows, tk):
         by_mode[int(r["mode"])].append(r)
     for mode, rs in sorted(by_mode.items()):
         lives = [r for r in rs if int(r["item"]) < 0]
+        mhz = clock_mhz(rs)
         span = max(float(r["t0_us"]) + float(r["dur_us"]) for r in rs)
         for side in (0, 1):
             it = [r for r in rs if int(r["item"]) >= 0 and int(r["side"]) == side and int(r["kv_visible"]) >= 0]
@@ -41,7 +60,7 @@ def fit(rows, tk):
             for xx, c in zip(x, y):
                 med[xx].append(c)
             out.append(dict(mode=mode, side=side, n=n, tiles_min=min(x), tiles_max=max(x), tiles_mean=mx, a=a, b=b,
-                            rms=rms, span=span, ctas=ctas, busy=sum(y) / (ctas * span), fixed=a * n / sum(y),
+                            rms=rms, span=span, ctas=ctas, busy=sum(y) / (ctas * span), fixed=a * n / sum(y), mhz=mhz,
                             medians={k: sorted(v)[len(v) // 2] for k, v in med.items()}))
     return out
 
@@ -79,7 +98,9 @@ def describe(f):
     picks = "  ".join(f"{k}: {v:.1f}" for k, v in sorted(f["medians"].items()) if k in (1, 2, 4, 8, 16, 32, 64, 128))
     return (f"{MODES.get(f['mode'], f['mode'])}, {side}: {f['n']} items of {f['tiles_min']}-{f['tiles_max']} tiles "
             f"(mean {f['tiles_mean']:.1f}); item us = {f['a']:.2f} + {f['b']:.3f} x tiles (rms residual {f['rms']:.2f}); "
-            f"fixed part {f['fixed']:.1%} of item time; items {f['busy']:.1%} of {f['ctas']} CTAs x {f['span']:.1f} us\n"
+            f"fixed part {f['fixed']:.1%} of item time; items {f['busy']:.1%} of {f['ctas']} CTAs x {f['span']:.1f} us"
+            + (f"; SM clock {f['mhz']:.0f} MHz: a = {f['a'] * f['mhz']:.0f} cycles, b = {f['b'] * f['mhz']:.0f} cycles per tile"
+               if f.get("mhz") else "") + "\n"
             f"    median us by tiles: {picks}")
 
 
@@ -98,7 +119,22 @@ def self_test():
         buf.write(f"1,0,{i},0,0,0,2,{i}.000,{a + b * i:.3f},0,2048,{tk * i - 7},0,1\n")  # 64 i - 7 keys: i tiles
     fits = fit(read(io.StringIO(buf.getvalue())), tk)
     ok = len(fits) == 1 and abs(fits[0]["a"] - a) < 1e-6 and abs(fits[0]["b"] - b) < 1e-6 and fits[0]["tiles_max"] == 32
+    ok = ok and fits[0]["mhz"] is None  # no clk1 column: no clock
     print(("self-test passed: " if ok else "self-test FAILED: ") + (describe(fits[0]) if fits else "no fit"))
+    # the SM clock: two CTAs at 1,600 and 1,400 MHz and one at 1,800 (clk1 from a per-CTA origin), median 1,600, so
+    # b = 1.25 us is 2,000 cycles; a CTA with one clocked end has no rate
+    buf = io.StringIO()
+    buf.write("mode,side,item,cta,sm,role,warpgroups,t0_us,dur_us,kv_begin,kv_end,kv_visible,row_begin,nchunks,clk1\n")
+    for cta, mhz in enumerate((1600.0, 1400.0, 1800.0, 1000.0)):
+        for i in range(1, 9):
+            t0 = sum(a + b * j for j in range(1, i))
+            clk = 0 if cta == 3 and i > 1 else int(10 ** 9 * (cta + 1) + (t0 + a + b * i) * mhz)
+            buf.write(f"1,0,{i},{cta},{cta},0,2,{t0:.3f},{a + b * i:.3f},0,2048,{tk * i},0,1,{clk}\n")
+    fits = fit(read(io.StringIO(buf.getvalue())), tk)
+    ok_clk = len(fits) == 1 and fits[0]["mhz"] is not None and abs(fits[0]["mhz"] - 1600) < 0.1 and \
+        "b = 2000 cycles per tile" in describe(fits[0])
+    print(("self-test clock passed: " if ok_clk else "self-test clock FAILED: ") + (describe(fits[0]) if fits else "no fit"))
+    ok = ok and ok_clk
     # by SM: decode items of one tile each on SMs 0-9, SMs 3 and 7 at twice the time per tile, SM 5 at 1.2 times
     buf = io.StringIO()
     buf.write("mode,side,item,cta,sm,role,warpgroups,t0_us,dur_us,kv_begin,kv_end,kv_visible,row_begin,nchunks\n")
