@@ -129,7 +129,12 @@ std::string describe_timeline(const TimelineSummary& t) {
 
 std::string spans_csv(int mode, const std::vector<ItemSpan>& spans, const PodPlan& plan, bool header) {
   std::string out =
-      header ? "mode,side,item,cta,sm,role,warpgroups,t0_us,dur_us,kv_begin,kv_end,kv_visible,row_begin,nchunks,clk1\n" : "";
+      header ? "mode,side,item,cta,sm,role,warpgroups,t0_us,dur_us,kv_begin,kv_end,kv_visible,row_begin,nchunks,clk1"
+             : "";
+  if (header) {
+    for (const char* name : kPhaseNames) out += std::string(",") + name;
+    out += "\n";
+  }
   std::uint64_t t_min = UINT64_MAX;
   for (const ItemSpan& s : spans) t_min = std::min(t_min, s.t0);
   char line[192];
@@ -138,10 +143,18 @@ std::string spans_csv(int mode, const std::vector<ItemSpan>& spans, const PodPla
     const std::vector<WorkItem>& items = plan.side[side].items;
     const bool known = s.item >= 0 && s.item < int(items.size());
     const WorkItem w = known ? items[s.item] : WorkItem{-1, -1, -1, -1, -1, -1, -1, -1 + kTileKV};
-    std::snprintf(line, sizeof line, "%d,%d,%d,%d,%d,%d,%d,%.3f,%.3f,%d,%d,%d,%d,%d,%llu\n", mode, side, s.item, s.cta,
+    std::snprintf(line, sizeof line, "%d,%d,%d,%d,%d,%d,%d,%.3f,%.3f,%d,%d,%d,%d,%d,%llu", mode, side, s.item, s.cta,
                   s.sm, (s.side_role >> 1) & 1, s.side_role >> 2, double(s.t0 - t_min) / 1e3, double(s.t1 - s.t0) / 1e3,
                   w.kv_begin, w.kv_end, w.cost - kTileKV, w.row_begin, w.nchunks, (unsigned long long)s.c1);
     out += line;
+    for (std::int32_t p : s.ph) {  // us from the item's start, empty where not recorded
+      out += ',';
+      if (p != ItemSpan::kNoPhase) {
+        std::snprintf(line, sizeof line, "%.3f", double(p) / 1e3);
+        out += line;
+      }
+    }
+    out += '\n';
   }
   return out;
 }

@@ -47,7 +47,8 @@ std::string describe_timeline(const TimelineSummary& t);
 // earliest span's start), dur_us, then the item's fields from `plan`: kv_begin, kv_end, kv_visible (the keys of that
 // chunk its rows see: the planner's cost less its fixed part), row_begin, nchunks; -1 for a life or an index the
 // plan does not hold; then clk1, the SM's clock64 at the span's end (ItemSpan::c1, raw: each SM counts from its own
-// origin; 0 where not recorded).
+// origin; 0 where not recorded); then the prefill items' phases (ItemSpan::ph, kPhaseNames) in us from the item's
+// start, empty where not recorded.
 std::string spans_csv(int mode, const std::vector<ItemSpan>& spans, const PodPlan& plan, bool header);
 
 }  // namespace podcheck::kernels

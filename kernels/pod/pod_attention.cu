@@ -108,6 +108,7 @@
 //                   against the default: B 0.546 -> 0.483 ms, Sp 0.430 -> 0.384, C 0.402 -> 0.394, A 0.426 -> 0.435;
 //                   the default tier 4,017 / 4,017 under it. PODCHECK_CUDA_GDEC=0: form 3's decode warpgroups.
 #include "kernels/pod/pod_kernels.cuh"
+#include <algorithm>
 
 // Whether the device code that runs was compiled with the wgmma prefill: each compilation pass defines it, and the
 // host reads the one the loaded image holds (its prefill KV tile, pod_run_stats::tile_kv, depends on it).
@@ -442,16 +443,19 @@ std::vector<ItemSpan> PreparedPod::launch_timeline(void* stream_ptr) const {
   const Impl& m = *impl_;
   cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
   const int cap = m.stats.items_prefill + m.stats.items_decode + m.grid;  // every item once, every CTA once
+  const std::size_t n_phases = std::size_t(m.stats.items_prefill) * 8;  // pod_ws_kernel's stamps per prefill item
   void* raw = nullptr;
-  CUDA_CHECK(cudaMalloc(&raw, std::size_t(cap) * sizeof(ItemSpan) + sizeof(int)));
+  CUDA_CHECK(cudaMalloc(&raw, n_phases * 8 + std::size_t(cap) * sizeof(ItemSpan) + sizeof(int)));
   struct Free {
     void* p;
     ~Free() { cudaFree(p); }
   } guard{raw};
   KParams k = m.params;
-  k.timeline = static_cast<ItemSpan*>(raw);
-  k.timeline_count = reinterpret_cast<int*>(static_cast<char*>(raw) + std::size_t(cap) * sizeof(ItemSpan));
+  k.timeline_phases = static_cast<std::uint64_t*>(raw);
+  k.timeline = reinterpret_cast<ItemSpan*>(static_cast<char*>(raw) + n_phases * 8);
+  k.timeline_count = reinterpret_cast<int*>(k.timeline + cap);
   k.timeline_cap = cap;
+  CUDA_CHECK(cudaMemsetAsync(k.timeline_phases, 0, n_phases * 8, stream));  // 0: not stamped
   CUDA_CHECK(cudaMemsetAsync(k.timeline_count, 0, sizeof(int), stream));
   enqueue(m, k, stream);
   CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -462,6 +466,16 @@ std::vector<ItemSpan> PreparedPod::launch_timeline(void* stream_ptr) const {
                     " expected (one per item and per CTA)");
   std::vector<ItemSpan> spans(static_cast<std::size_t>(n));
   CUDA_CHECK(cudaMemcpy(spans.data(), k.timeline, std::size_t(n) * sizeof(ItemSpan), cudaMemcpyDeviceToHost));
+  // each prefill item's phases (pod_ws_kernel's stamps) as ns from its span's start
+  std::vector<std::uint64_t> stamps(n_phases);
+  if (n_phases)
+    CUDA_CHECK(cudaMemcpy(stamps.data(), k.timeline_phases, n_phases * 8, cudaMemcpyDeviceToHost));
+  for (ItemSpan& s : spans) {
+    if (s.item < 0 || (s.side_role & 1) != 0 || std::size_t(s.item) * 8 >= n_phases) continue;
+    for (int p = 0; p < ItemSpan::kPhases; ++p)
+      if (const std::uint64_t t = stamps[std::size_t(s.item) * 8 + p]; t != 0)
+        s.ph[p] = std::int32_t(std::clamp<std::int64_t>(std::int64_t(t - s.t0), INT32_MIN + 1, INT32_MAX));
+  }
   return spans;
 }
 

@@ -72,6 +72,8 @@ struct KParams {
   ItemSpan* timeline;  // null, or a timeline launch: one span per item and per CTA (PreparedPod::launch_timeline)
   int* timeline_count;
   int timeline_cap;
+  // (timeline launches) 8 stamps per prefill item, zeroed: pod_ws_kernel's phases of it (put_phase, ItemSpan::ph)
+  std::uint64_t* timeline_phases;
 };
 
 // ---- element types: Pack2 in kernels/pod/tile_softmax.cuh ------------------------------------------
@@ -144,6 +146,11 @@ __device__ __forceinline__ void put_span(const KParams& P, std::uint64_t t0, int
     const std::uint64_t c1 = clock64(), t1 = globaltimer();
     P.timeline[k] = ItemSpan{t0, t1, int(blockIdx.x), int(smid()), item, side | (role << 1) | (wgs << 2), c1};
   }
+}
+
+// A timeline launch's phase stamp k of prefill item idx (pod_ws_kernel; ItemSpan::ph's order).
+__device__ __forceinline__ void put_phase(const KParams& P, int idx, int k) {
+  P.timeline_phases[idx * 8 + k] = globaltimer();
 }
 
 // ---- asynchronous copies and ldmatrix (sm_80+) -----------------------------------------------------------
@@ -1381,12 +1388,14 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
       mbar_wait(item_full(j), jph);
       const int idx = s_item[j];
       if (idx >= SDv.n_items) break;
+      if (timed && wtid == 0) put_phase(P, idx, 3);
       mbar_arrive(item_empty(j));
       const WorkItem it = SDv.items[idx];
       const ItemCtx c = item_ctx(P, SDv, it, ROWS);
       mbar_wait(q_empty, (n & 1) ^ 1);  // the consumers are done with the previous item's Q
       issue_q_ws<D, QT, ROWS, kWsQsmem>(SDv.s, c, P.gdiv, it.kv_head, it.row_begin, Qs, wtid);
       mbar_arrive_cp_async(q_full);
+      if (timed && wtid == 0) put_phase(P, idx, 4);
       const KvSrc src = kv_src<QT>(SDv, c.page_base, it.kv_head);
       const int n_tiles = c.kv_hi > c.kv_lo ? (c.kv_hi - c.kv_lo + TK - 1) / TK : 0;
       for (int k = 0; k < n_tiles; ++k) {
@@ -1408,8 +1417,10 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           issue_kv_tile<D, TK, 128, QT, true>(SDv, src, t0, c.kv_hi, kdst, kdst + L::kv_block, wtid);
           mbar_arrive_cp_async(full_bar(st));
         }
+        if (timed && wtid == 0 && k == 0) put_phase(P, idx, 5);
         if (++st == NS) { st = 0; ph ^= 1; }
       }
+      if (timed && wtid == 0) put_phase(P, idx, 6);
     }
     asm volatile("cp.async.wait_all;\n" ::: "memory");
   } else if (FUSED && wg == 2) {  // ---- (fused) decode warpgroup ----
@@ -1435,6 +1446,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
     const ItemCtx c = item_ctx(P, SDv, it, ROWS);
     const int wrow0 = it.row_begin + cw * 64 + warp * 16;
     const RowMask M = row_mask(SDv, c, P.gdiv, it.kv_head, wrow0);
+    if (timed && tid == 128) put_phase(P, idx, 0);
     std::uint32_t qf[kWsQsmem ? 1 : D / 16][4];  // (not kWsQsmem) the warp's Q fragments, wgmma's A
     mbar_wait(q_full, n & 1);
     if constexpr (!kWsQsmem) {
@@ -1443,6 +1455,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         ldsm_x4(qf[kk], Qs + (cw * 64 + warp * 16 + (lane & 15)) * SD + kk * 16 + (lane >> 4) * 8);
       mbar_arrive(q_empty);
     }
+    if (timed && tid == 128) put_phase(P, idx, 1);
     // (kWsQsmem) the Q tile is free for the next item's once the item's last S is done: right after it in the
     // default order, after the item in the others
     auto release_q = [&] {
@@ -1733,6 +1746,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         last_pv(st_prev, true, pp);  // the last tile's P V and row sums
       }
     }
+    if (timed && tid == 128) put_phase(P, idx, 2);
     if (n_tiles == 0 || kWsFsum || kWsDefer) release_q();  // no S at all, or an order that releases after the item
     if (wrow0 < c.packed) {
 #pragma unroll

@@ -63,7 +63,17 @@ struct ItemSpan {
   // warpgroups that ran the item, or (the life span) that run items in the CTA, 0 read as 1 (pod_ws_kernel: 1-3)
   std::int32_t side_role;
   std::uint64_t c1 = 0;  // the SM's clock (clock64) at the span's end; 0: not recorded
+  // (pod_ws_kernel's prefill items; filled on the host from the launch's phase stamps) when, in ns from t0, the item's
+  // first consumer warp had its item and mask ready, had its Q, had finished its tiles (the last P V included; the
+  // epilogue follows until t1), and its producer had the item index, had issued its Q, its first tile, its last tile
+  // (the producer runs ahead: negative is early); kNoPhase where not recorded
+  static constexpr std::int32_t kNoPhase = INT32_MIN;
+  static constexpr int kPhases = 7;
+  std::int32_t ph[kPhases] = {kNoPhase, kNoPhase, kNoPhase, kNoPhase, kNoPhase, kNoPhase, kNoPhase};
 };
+// The phases' names, in ItemSpan::ph's order (the spans CSV's columns, kernels/tools/spans_fit.py)
+inline constexpr const char* kPhaseNames[ItemSpan::kPhases] = {"c_ready", "c_q", "c_tiles", "p_item",
+                                                               "p_q", "p_tile0", "p_last"};
 
 // Overrides of the planner's choices, for experiments (PreparedPod reads them from the environment:
 // PODCHECK_CUDA_PREFILL_CTAS, PODCHECK_CUDA_DECODE_CHUNK, PODCHECK_CUDA_PREFILL_CHUNK; docs/KERNEL.md).

@@ -108,13 +108,17 @@ TEST_CASE("timeline spans as CSV: times from the earliest start, the item's chun
   };
   std::vector<ItemSpan> clocked = spans;
   clocked[2].c1 = 123456789012ull;  // the SM's clock at the span's end, raw (0: not recorded)
+  // the prefill item's phases, ns from its start (the producer's item and Q before it: negative); two not recorded
+  const std::int32_t ph[ItemSpan::kPhases] = {250, 1500, 3000, -2000, -1250, ItemSpan::kNoPhase, ItemSpan::kNoPhase};
+  std::copy(ph, ph + ItemSpan::kPhases, clocked[1].ph);
   const std::string csv = spans_csv(1, clocked, plan, true);
   CHECK(csv ==
-        "mode,side,item,cta,sm,role,warpgroups,t0_us,dur_us,kv_begin,kv_end,kv_visible,row_begin,nchunks,clk1\n"
-        "1,0,-1,7,1,1,3,0.000,30.000,-1,-1,-1,-1,-1,0\n"
-        "1,0,0,7,1,0,2,1.000,3.500,0,2048,160,128,1,0\n"
-        "1,1,0,7,1,1,1,10.000,10.000,512,1024,512,0,4,123456789012\n"
-        "1,1,9,7,1,1,1,21.000,1.000,-1,-1,-1,-1,-1,0\n");
+        "mode,side,item,cta,sm,role,warpgroups,t0_us,dur_us,kv_begin,kv_end,kv_visible,row_begin,nchunks,clk1,"
+        "c_ready,c_q,c_tiles,p_item,p_q,p_tile0,p_last\n"
+        "1,0,-1,7,1,1,3,0.000,30.000,-1,-1,-1,-1,-1,0,,,,,,,\n"
+        "1,0,0,7,1,0,2,1.000,3.500,0,2048,160,128,1,0,0.250,1.500,3.000,-2.000,-1.250,,\n"
+        "1,1,0,7,1,1,1,10.000,10.000,512,1024,512,0,4,123456789012,,,,,,,\n"
+        "1,1,9,7,1,1,1,21.000,1.000,-1,-1,-1,-1,-1,0,,,,,,,\n");
   CHECK(spans_csv(0, {}, plan, false).empty());
 }
 

@@ -5,7 +5,11 @@ item_us = a + b * tiles, tiles = ceil(kv_visible / TK): a is what an item costs 
 tile's unoverlapped softmax, the last P V, the epilogue), b the steady cost of one tile. Also: how busy the CTAs were
 with that side's items, and median item times by tile count. Where the spans carry the SM clock at their ends (the
 clk1 column, clock64; v3.15's timeline), the launch's SM clock (median over CTAs of clock cycles over nanoseconds
-between a CTA's first and last span end) and b in cycles: comparable with the loop bench's cycles per tile.
+between a CTA's first and last span end) and b in cycles: comparable with the loop bench's cycles per tile. Where
+they carry pod_ws_kernel's phases of each prefill item (c_ready .. p_last, us from the item's start; v3.15), the
+medians of where an item's time goes (waiting for its index and reading its item, its Q, its tiles, its epilogue;
+when its producer had the index, issued Q, the first and the last tile) and a fit of the tiles' part alone against
+the tile count: that fit's slope is the steady tile, free of what the items' starts and ends cost.
 
 With --by-sm, also each side's time per tile by SM (the `sm` column: the SM its CTA ran on), and the SMs whose items
 took over --slow (1.25) times the median SM's per tile: whether a slow launch is slow on a fixed set of SMs.
@@ -33,6 +37,50 @@ def clock_mhz(rows):
         if len(e) >= 2 and e[-1][0] - e[0][0] > 1.0:  # at least a microsecond apart
             rates.append((e[-1][1] - e[0][1]) / (e[-1][0] - e[0][0]))
     return sorted(rates)[len(rates) // 2] if rates else None
+
+
+PHASES = ("c_ready", "c_q", "c_tiles", "p_item", "p_q", "p_tile0", "p_last")
+
+
+def line_fit(x, y):
+    n = len(x); mx = sum(x) / n; my = sum(y) / n
+    sxx = sum((a - mx) ** 2 for a in x)
+    b = sum((a - mx) * (c - my) for a, c in zip(x, y)) / sxx if sxx else 0.0
+    return my - b * mx, b
+
+
+def phases(rows, tk):
+    """Per mode: the prefill items' phase medians (us) and the fit of their tiles' part (c_tiles - c_q) on tiles."""
+    out = []
+    by_mode = collections.defaultdict(list)
+    for r in rows:
+        if int(r["item"]) >= 0 and int(r["side"]) == 0 and (r.get("c_tiles") or "") != "" and (r.get("c_q") or "") != "":
+            by_mode[int(r["mode"])].append(r)
+    for mode, rs in sorted(by_mode.items()):
+        med = lambda v: sorted(v)[len(v) // 2] if v else float("nan")
+        get = lambda r, k: float(r[k]) if (r.get(k) or "") != "" else None
+        parts = {
+            "index and item": [get(r, "c_ready") for r in rs],
+            "Q": [get(r, "c_q") - get(r, "c_ready") for r in rs],
+            "tiles": [get(r, "c_tiles") - get(r, "c_q") for r in rs],
+            "epilogue": [float(r["dur_us"]) - get(r, "c_tiles") for r in rs],
+        }
+        prod = {k: [v for v in (get(r, k) for r in rs) if v is not None] for k in ("p_item", "p_q", "p_tile0", "p_last")}
+        x = [max(1, math.ceil(int(r["kv_visible"]) / tk)) for r in rs if int(r["kv_visible"]) >= 0]
+        y = [get(r, "c_tiles") - get(r, "c_q") for r in rs if int(r["kv_visible"]) >= 0]
+        a, b = line_fit(x, y) if len(x) >= 2 else (float("nan"), float("nan"))
+        out.append(dict(mode=mode, n=len(rs), parts={k: med(v) for k, v in parts.items()},
+                        prod={k: med(v) for k, v in prod.items()}, a=a, b=b, mhz=clock_mhz(
+                            [r for r in rows if int(r["mode"]) == mode])))
+    return out
+
+
+def describe_phases(f):
+    parts = ", ".join(f"{k} {v:.2f}" for k, v in f["parts"].items())
+    prod = ", ".join(f"{k[2:]} {v:+.2f}" for k, v in f["prod"].items())
+    cyc = f"; {f['b'] * f['mhz']:.0f} cycles per tile" if f.get("mhz") else ""
+    return (f"{MODES.get(f['mode'], f['mode'])}, prefill phases ({f['n']} items, medians, us): {parts}; producer "
+            f"(from the item's start): {prod}\n    tiles' part alone: {f['a']:.2f} + {f['b']:.3f} x tiles{cyc}")
 
 
 def fit(rows, tk):
@@ -135,6 +183,20 @@ def self_test():
         "b = 2000 cycles per tile" in describe(fits[0])
     print(("self-test clock passed: " if ok_clk else "self-test clock FAILED: ") + (describe(fits[0]) if fits else "no fit"))
     ok = ok and ok_clk
+    # the phases: items of i tiles whose tiles' part is 0.4 + 1.1 i us after 2.0 us of index, item and Q; epilogue 0.8
+    buf = io.StringIO()
+    buf.write("mode,side,item,cta,sm,role,warpgroups,t0_us,dur_us,kv_begin,kv_end,kv_visible,row_begin,nchunks,clk1,"
+              + ",".join(PHASES) + "\n")
+    for i in range(1, 17):
+        tiles = 0.4 + 1.1 * i
+        buf.write(f"1,0,{i},0,0,0,2,0.000,{2.0 + tiles + 0.8:.3f},0,2048,{tk * i},0,1,0,"
+                  f"1.500,2.000,{2.0 + tiles:.3f},-3.000,-2.500,-2.000,{tiles - 5:.3f}\n")
+    ph = phases(read(io.StringIO(buf.getvalue())), tk)
+    ok_ph = len(ph) == 1 and abs(ph[0]["b"] - 1.1) < 1e-6 and abs(ph[0]["a"] - 0.4) < 1e-6 and \
+        abs(ph[0]["parts"]["epilogue"] - 0.8) < 1e-6 and abs(ph[0]["parts"]["Q"] - 0.5) < 1e-6 and \
+        abs(ph[0]["prod"]["p_item"] + 3.0) < 1e-6
+    print(("self-test phases passed: " if ok_ph else "self-test phases FAILED: ") + (describe_phases(ph[0]) if ph else "none"))
+    ok = ok and ok_ph
     # by SM: decode items of one tile each on SMs 0-9, SMs 3 and 7 at twice the time per tile, SM 5 at 1.2 times
     buf = io.StringIO()
     buf.write("mode,side,item,cta,sm,role,warpgroups,t0_us,dur_us,kv_begin,kv_end,kv_visible,row_begin,nchunks\n")
@@ -173,6 +235,8 @@ def main():
         return 2
     for f in fits:
         print(describe(f))
+    for f in phases(rows, o.tk):
+        print(describe_phases(f))
     if o.by_sm:
         for g in by_sm(rows, o.tk, o.slow):
             print(describe_sm(g, o.slow))
