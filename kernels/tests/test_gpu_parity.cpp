@@ -2,6 +2,7 @@
 // judges a trace (calibrated policy, intended semantics: every element written, empty rows exactly 0 / -inf,
 // per-element bounds from the emulator), with guard bands around every output checked bit for bit.
 // Without a GPU every test here reports "skipped: no GPU" (exit code 4), never a pass.
+#include "kernels/bench/timeline_summary.hpp"
 #include "kernels/host/device_case.hpp"
 #include "kernels/host/kernel_runner.hpp"
 #include "kernels/pod/pod_launch.hpp"
@@ -686,4 +687,50 @@ TEST_CASE("the split form's group decode (sm_90a): which decodes take it, and ea
     s.decode = decode({40, 300, 17});
     run(s, "warpgroups (PODCHECK_CUDA_GDEC=0");
   }
+}
+
+TEST_CASE("a timeline launch (sm_90a split form): a span per item and per CTA, the SMs' clock, each prefill item's "
+          "phases in their order",
+          "[gpu]") {
+  require_gpu();
+  if (cc_major() != 9) PODCHECK_SKIP("the split form runs on sm_90a code only");
+  CaseSpec s = bf16_h32kv8("timeline-pod");  // the residency case's shape: the split form by default
+  s.prefill = dense_prefill(256, 512);
+  s.decode = decode({300, 700, 1024});
+  const Case c = test::build_case(s);
+  DeviceCase dc(c);
+  REQUIRE(dc.unsupported().empty());
+  const PreparedPod pod(dc.problem());
+  REQUIRE(pod.split_prefill_sms() > 0);
+  const std::vector<ItemSpan> spans = pod.launch_timeline(nullptr);
+  const TimelineSummary t = summarize_timeline(spans);  // throws unless one life per CTA with its items inside
+  CHECK(t.ctas == pod.stats().grid_ctas);
+  CHECK(t.side[0].items == pod.stats().items_prefill);
+  CHECK(t.side[1].items == pod.stats().items_decode);
+  // clock64 against globaltimer: a clock an H100 or H200 can run at
+  CHECK(t.clock_ctas > 0);
+  CHECK(t.clock_mhz_median > 300);
+  CHECK(t.clock_mhz_median < 3000);
+  int prefill = 0;
+  for (const ItemSpan& sp : spans) {
+    if (sp.item < 0 || (sp.side_role & 1) == 1) {  // lives and decode items: no phases
+      for (std::int32_t p : sp.ph) CHECK(p == ItemSpan::kNoPhase);
+      continue;
+    }
+    ++prefill;
+    INFO("prefill item " << sp.item);
+    for (std::int32_t p : sp.ph) REQUIRE(p != ItemSpan::kNoPhase);
+    const std::int64_t dur = std::int64_t(sp.t1 - sp.t0);
+    // the consumer: ready, Q, tiles, then the epilogue until the span's end; the producer: index, Q, first tile,
+    // last tile, each after the one before (it runs ahead of the consumers, so those may be negative)
+    CHECK(0 <= sp.ph[0]);
+    CHECK(sp.ph[0] <= sp.ph[1]);
+    CHECK(sp.ph[1] <= sp.ph[2]);
+    CHECK(sp.ph[2] <= dur);
+    CHECK(sp.ph[3] <= sp.ph[4]);
+    CHECK(sp.ph[4] <= sp.ph[5]);
+    CHECK(sp.ph[5] <= sp.ph[6]);
+    CHECK(sp.ph[6] <= sp.ph[2]);  // the last tile is issued before the consumers are done with it
+  }
+  CHECK(prefill == pod.stats().items_prefill);
 }

@@ -9,7 +9,9 @@ between a CTA's first and last span end) and b in cycles: comparable with the lo
 they carry pod_ws_kernel's phases of each prefill item (c_ready .. p_last, us from the item's start; v3.15), the
 medians of where an item's time goes (waiting for its index and reading its item, its Q, its tiles, its epilogue;
 when its producer had the index, issued Q, the first and the last tile) and a fit of the tiles' part alone against
-the tile count: that fit's slope is the steady tile, free of what the items' starts and ends cost.
+the tile count: that fit's slope is the steady tile, free of what the items' starts and ends cost. (The fit over
+whole items is not: a longest-first order starts items of like length together, in waves whose fixed costs differ,
+and mixes those into the slope; notebook step 32.)
 
 With --by-sm, also each side's time per tile by SM (the `sm` column: the SM its CTA ran on), and the SMs whose items
 took over --slow (1.25) times the median SM's per tile: whether a slow launch is slow on a fixed set of SMs.
