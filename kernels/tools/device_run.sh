@@ -142,7 +142,9 @@ for s in $STEPS; do
       fi
       # a queue: PROCS processes at a time take the next shard (more shards than processes balances
       # heavy and light ones); at the time box, running shards stop and unstarted ones are listed
-      log "check tier $t: shards$shards, $PROCS at a time, until ${CHECK_TIMEOUT:-560} s"
+      # which kernel it judges (a `port` step earlier in the same invocation points KSEL at FlashInfer's port: stop 45
+      # judged that port's bench-only build by mistake, 462 of 531 not supported)
+      log "check tier $t ($KSEL): shards$shards, $PROCS at a time, until ${CHECK_TIMEOUT:-560} s"
       deadline=$(( $(date +%s) + ${CHECK_TIMEOUT:-560} ))
       export PODCHECK t tier deadline KSEL
       printf '%s\n' $shards | cat -n | xargs -P $PROCS -L 1 bash -c '
