@@ -31,8 +31,10 @@
 //            the same sums in the default order, P rounded before the wait into a second P array (steps in pairs)
 //   copy     sync, with warpgroup 0 as the kernel's producer: tile k's K and V copied into its stage by the
 //            kernel's own gather (issue_kv_tile: 16-byte cp.async through a page table, kernels/pod/kv_copy.cuh)
-//            from a paged cache in global memory (2,048 tokens of 8 KV heads, NHD pages of --page tokens, the
-//            table shuffled; CTA b reads head b mod 8), on the stages' full and empty barriers as in the kernel;
+//            from a paged cache in global memory (--tokens, default 2,048, of 8 KV heads, NHD pages of --page
+//            tokens, the table shuffled; CTA b reads head b mod 8, from tile 0, or with --stagger from a tile that
+//            spreads the CTAs of one head evenly over its tokens, so they do not read the same tiles together as
+//            the prefill's items of one KV head need not), on the stages' full and empty barriers as in the kernel;
 //            copyr / copyr4: the same bytes gathered row-major, 2 or 4 lanes per token row (issue_kv_tile_rowmajor
 //            below: a page and an address per row and lane, not per row and copy pair; 16 or 8 global
 //            lines per copy, against 4); copyl: copy's mapping with the page lookups per pass of all threads
@@ -56,7 +58,7 @@
 // Ratios, printed per variant: TFLOP/s (QK^T and PV, 4 x 64 x TK x D per tile and consumer) against a cuBLAS bf16
 // GEMM (8192^3) of the same run, and the cycles per tile (clock64 around each consumer's loop, median over the
 // CTAs) against the tensor core's 2,048 bf16 multiply-adds per cycle and SM; the clock those cycles ran at.
-//   podcheck_loop_bench [--tiles T] [--reps N] [--page P] [--variants softmax-rs-64-2,...]
+//   podcheck_loop_bench [--tiles T] [--reps N] [--page P] [--tokens N] [--stagger 0|1] [--variants softmax-rs-64-2,...]
 #include <cublas_v2.h>
 #include <cuda.h>  // CUtensorMap
 #include <cuda_bf16.h>
@@ -97,7 +99,7 @@ enum Mode {
 const char* const kModeName[] = {"tensor", "mma",  "exp", "softmax", "rescale", "sync",
                                  "ahead",  "fsum", "copy", "tma",    "tma4",    "fsum2",
                                  "copyr",  "copyr4", "copyf",  "copyl",  "tmak"};
-constexpr int kCacheTokens = 2048;  // (copy, tma) tokens per KV head in the paged cache; token t holds key t mod 256
+constexpr int kCacheTokens = 2048;  // (copy, tma) default tokens per KV head in the paged cache (--tokens)
 constexpr int kCacheHeads = 8;      // (copy, tma) KV heads in the cache; CTA b reads head b mod 8
 
 // Shared memory: the stages ([TK][64] swizzled blocks of K, then of V, as the kernel's), Q padded for ldmatrix
@@ -125,12 +127,24 @@ struct Params {
   pod_side side;
   FastDiv gd;
   // (copy, tma) the paged KV cache the producer reads: NHD pages of `page` tokens, kCacheHeads heads, one request
-  // of kCacheTokens tokens whose page table is shuffled; the side as the kernel's copy code takes it, and the
+  // of `tokens` tokens (token t holds key t mod 256) whose page table is shuffled; the side as the kernel's copy
+  // code takes it, and the
   // tensor maps of its K and V (boxes of 64 columns x min(page, TK) slots of one head and page, 128-byte swizzle)
   SideDev kv;
   CUtensorMap tmk, tmv;
   int page;
+  int tokens;   // per KV head, a multiple of 256 (so a tile's keys are those of its token's position mod 256)
+  int stagger;  // 1: the CTAs of one head start at tiles spread evenly over its tokens; 0: all at tile 0
 };
+// (copy, tma; their tiles are of 64 keys, the static_assert in loop_kernel) The first token of tile k of this CTA's
+// producer: tiles run on through the cache and wrap, from tile 0
+// or (stagger) from the CTA's share of the head's tiles (CTA b is the (b / 8)-th of its head's ceil(grid / 8) CTAs).
+// Any start keeps the check: T, a multiple of 4, wraps over each 256 keys' four tiles equally often.
+__device__ __forceinline__ int tile_token(const Params& P, int k) {
+  const int n_tiles = P.tokens / 64, per_head = (int(gridDim.x) + kCacheHeads - 1) / kCacheHeads;
+  const int first = P.stagger ? int(blockIdx.x) / kCacheHeads * n_tiles / per_head : 0;
+  return (first + k) % n_tiles * 64;
+}
 
 // (copyr, copyr4) A K / V stage of the kernel's layout (16-bit KV, [TK][64]-element blocks, 128-byte
 // swizzle: what issue_kv_tile<..., SWZ> writes) gathered row-major: LPR lanes share a token row and each copies
@@ -260,7 +274,7 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
   if (wg == 0 || wg > NC) {  // as the kernel's producer, which gives its registers to the consumers
     setmaxnreg_dec<56>();
     if (!kProducer || wg != 0) return;
-    // (copy, tma) the producer: tile k's K and V, tokens (k TK) mod kCacheTokens of KV head b mod kCacheHeads,
+    // (copy, tma) the producer: tile k's K and V, tile_token(P, k) onward of KV head b mod kCacheHeads,
     // into stage k mod NS once its consumers released it, as pod_ws_kernel's producer does for the prefill
     const int kv_head = blockIdx.x % kCacheHeads;
     if constexpr (kCopies) {  // the kernel's own gather: every thread, 16-byte cp.async through the page table
@@ -270,13 +284,13 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
         mbar_wait(empty_bar(st), ((k / L::NS) & 1) ^ 1);
         unsigned char* kdst = smem + st * L::stage;
         if constexpr (MODE == kCopy || MODE == kCopyF)
-          issue_kv_tile<kD, TK, 128, QT, true>(P.kv, src, (k * TK) % kCacheTokens, kCacheTokens, kdst,
+          issue_kv_tile<kD, TK, 128, QT, true>(P.kv, src, tile_token(P, k), P.tokens, kdst,
                                                kdst + L::kv_block, wtid);
         else if constexpr (MODE == kCopyL)  // the cache's K and V strides are equal (one NHD layout)
-          issue_kv_tile_lean<kD, TK, 128, QT, true>(P.kv, src, (k * TK) % kCacheTokens, kdst, kdst + L::kv_block, wtid);
+          issue_kv_tile_lean<kD, TK, 128, QT, true>(P.kv, src, tile_token(P, k), kdst, kdst + L::kv_block, wtid);
         else  // copyr, copyr4: row-major, 2 or 4 lanes per token row
-          issue_kv_tile_rowmajor<kD, TK, 128, QT, MODE == kCopyR ? 2 : 4>(P.kv, src, (k * TK) % kCacheTokens,
-                                                                           kCacheTokens, kdst, kdst + L::kv_block, wtid);
+          issue_kv_tile_rowmajor<kD, TK, 128, QT, MODE == kCopyR ? 2 : 4>(P.kv, src, tile_token(P, k), P.tokens,
+                                                                           kdst, kdst + L::kv_block, wtid);
         mbar_arrive_cp_async(full_bar(st));
       }
       asm volatile("cp.async.wait_all;\n" ::: "memory");
@@ -288,7 +302,7 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
       for (int k = 0; k < P.tiles; ++k) {
         const int st = k % L::NS;
         mbar_wait(empty_bar(st), ((k / L::NS) & 1) ^ 1);
-        const int t0 = (k * TK) % kCacheTokens, q = P.kv.ps.div(t0);
+        const int t0 = tile_token(P, k), q = P.kv.ps.div(t0);
         issue_kv_tile_tma<kD, TK>(&P.tmk, &P.tmv, src, q, P.kv.ps.mod(t0, q), kv_head, sbase + st * L::stage,
                                   sbase + st * L::stage + L::kv_block, full_bar(st), wtid);
       }
@@ -302,7 +316,7 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
         const int st = k % L::NS;
         mbar_wait(empty_bar(st), ((k / L::NS) & 1) ^ 1);
         arrive_expect_tx(full_bar(st), bytes);
-        const int t0 = (k * TK) % kCacheTokens;
+        const int t0 = tile_token(P, k);
         for (int j = w; j < n; j += kIssuers) {
           const int side = j & 1, cb = (j >> 1) % (kD / 64), r = (j >> 1) / (kD / 64) * rows;
           const int t = t0 + r, page = __ldg(P.kv.s.kv.indices + P.kv.ps.div(t)), slot = t % P.page;
@@ -712,7 +726,8 @@ double gemm_tflops() {  // cuBLAS bf16 GEMM 8192^3, fp32 accumulate: the same ru
 
 int usage(const char* msg) {
   std::fprintf(stderr,
-               "podcheck_loop_bench: %s\nusage: podcheck_loop_bench [--tiles T] [--reps N] [--page P] [--variants a,b,...]\n",
+               "podcheck_loop_bench: %s\nusage: podcheck_loop_bench [--tiles T] [--reps N] [--page P] [--tokens N] "
+               "[--stagger 0|1] [--variants a,b,...]\n",
                msg);
   return 2;
 }
@@ -720,7 +735,7 @@ int usage(const char* msg) {
 }  // namespace
 
 int run(int argc, char** argv) {
-  int tiles = 2048, reps = 10, page = 16;
+  int tiles = 2048, reps = 10, page = 16, tokens = kCacheTokens, stagger = 0;
   std::vector<std::string> want;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -732,6 +747,13 @@ int run(int argc, char** argv) {
     } else if (a == "--page") {
       page = std::atoi(v.c_str());
       if (page < 8 || page > 128 || (page & (page - 1)) != 0) return usage("--page: a power of 2 from 8 to 128");
+    } else if (a == "--tokens") {
+      tokens = std::atoi(v.c_str());
+      if (tokens < 256 || tokens > 65536 || tokens % 256 != 0)
+        return usage("--tokens: a multiple of 256 from 256 to 65536 (tokens per KV head in the paged cache)");
+    } else if (a == "--stagger") {
+      if (v != "0" && v != "1") return usage("--stagger: 0 or 1");
+      stagger = v == "1";
     } else if (a == "--reps") {
       reps = std::atoi(v.c_str());
       if (reps < 1) return usage("--reps: at least 1");
@@ -819,13 +841,13 @@ int run(int argc, char** argv) {
   P.gd = FastDiv::make(1);
 
   // (copy, tma) the paged cache: token t of every head holds key t mod 256, its page from a shuffled table
-  const int n_pages = kCacheTokens / page;
+  const int n_pages = tokens / page;  // page <= 128 divides tokens, a multiple of 256
   std::vector<std::int32_t> table(n_pages);
   for (int i = 0; i < n_pages; ++i) table[i] = i;
   std::shuffle(table.begin(), table.end(), rng);
-  const std::size_t cache_elems = std::size_t(kCacheTokens) * kCacheHeads * kD;
+  const std::size_t cache_elems = std::size_t(tokens) * kCacheHeads * kD;
   std::vector<QT> ck(cache_elems), cv(cache_elems);
-  for (int t = 0; t < kCacheTokens; ++t)
+  for (int t = 0; t < tokens; ++t)
     for (int h = 0; h < kCacheHeads; ++h)
       for (int c = 0; c < kD; ++c) {
         const std::size_t at = ((std::size_t(table[t / page]) * page + t % page) * kCacheHeads + h) * kD + c;
@@ -854,6 +876,8 @@ int run(int argc, char** argv) {
     P.kv.k_ss = P.kv.v_ss = std::uint32_t(kv.k_stride_slot);
     P.kv.kv_same = 1;
     P.page = page;
+    P.tokens = tokens;
+    P.stagger = stagger;
     const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
     if (!encode) {
       std::fprintf(stderr, "podcheck_loop_bench: the driver has no cuTensorMapEncodeTiled\n");
@@ -872,8 +896,10 @@ int run(int argc, char** argv) {
   }
 
   const double gemm = gemm_tflops();
-  std::printf("device: %s, %d SMs; tiles per consumer %d, %d timed launches per variant; (copy, tma) pages of %d\n",
-              prop.name, sms, tiles, reps, page);
+  std::printf("device: %s, %d SMs; tiles per consumer %d, %d timed launches per variant; (copy, tma) pages of %d, "
+              "%d tokens x %d KV heads (%.1f MB of K and V), %s\n",
+              prop.name, sms, tiles, reps, page, tokens, kCacheHeads, 4.0 * tokens * kCacheHeads * kD / 1e6,
+              stagger ? "each head's CTAs staggered over its tiles" : "every CTA from tile 0");
   std::printf("ceiling: cuBLAS bf16 GEMM 8192^3 %.1f TFLOP/s (this run)\n", gemm);
   std::printf("%-18s %9s %9s %7s %12s %9s %8s  %s\n", "variant", "ms", "TFLOP/s", "%gemm", "cycles/tile", "%tensor",
               "MHz", "check (max |O - ref|)");
