@@ -13,10 +13,13 @@ the tile count: that fit's slope is the steady tile, free of what the items' sta
 whole items is not: a longest-first order starts items of like length together, in waves whose fixed costs differ,
 and mixes those into the slope; notebook step 32.)
 
+With --by-order, also each side's items grouped by their place in their CTA's sequence (each CTA's first item, its
+second, ...), a fit or a median per group: the waves a longest-first order makes, each with its own fixed cost.
+
 With --by-sm, also each side's time per tile by SM (the `sm` column: the SM its CTA ran on), and the SMs whose items
 took over --slow (1.25) times the median SM's per tile: whether a slow launch is slow on a fixed set of SMs.
 
-  spans_fit.py FILE [--tk 64] [--by-sm [--slow 1.25]]
+  spans_fit.py FILE [--tk 64] [--by-order] [--by-sm [--slow 1.25]]
                                   (TK: the KV tokens per tile of the kernel that ran; pod_ws_kernel: PODCHECK_WS_TK)
   spans_fit.py --self-test        (recovers a known line, and a known set of slow SMs, from synthetic spans; exit 1 if not)
 Notebook: docs/KERNEL.md steps 26 and 27."""
@@ -115,6 +118,36 @@ def fit(rows, tk):
     return out
 
 
+def by_order(rows, tk):
+    """Per mode and side: the items grouped by their index in their CTA's sequence (by start time), each group's
+    count, tile and start ranges, and its line fit (or, with one tile count, its median)."""
+    out = []
+    seqs = collections.defaultdict(list)
+    for r in rows:
+        if int(r["item"]) >= 0 and int(r["kv_visible"]) >= 0:
+            seqs[(int(r["mode"]), int(r["side"]), r["cta"])].append(r)
+    groups = collections.defaultdict(list)
+    for (mode, side, _), rs in seqs.items():
+        rs.sort(key=lambda r: float(r["t0_us"]))
+        for i, r in enumerate(rs):
+            groups[(mode, side, i)].append((max(1, math.ceil(int(r["kv_visible"]) / tk)), float(r["dur_us"]),
+                                            float(r["t0_us"])))
+    for (mode, side, i), v in sorted(groups.items()):
+        x = [a for a, _, _ in v]; y = [b for _, b, _ in v]
+        a, b = line_fit(x, y) if len(set(x)) > 1 else (sorted(y)[len(y) // 2], None)
+        out.append(dict(mode=mode, side=side, order=i, n=len(v), tiles=(min(x), max(x)),
+                        start=(min(t for *_, t in v), max(t for *_, t in v)), a=a, b=b))
+    return out
+
+
+def describe_order(g):
+    side = "prefill" if g["side"] == 0 else "decode"
+    what = (f"item us = {g['a']:.2f} + {g['b']:.3f} x tiles" if g["b"] is not None
+            else f"median {g['a']:.2f} us")
+    return (f"{MODES.get(g['mode'], g['mode'])}, {side}, each CTA's item {g['order']}: {g['n']} items of "
+            f"{g['tiles'][0]}-{g['tiles'][1]} tiles starting {g['start'][0]:.1f}-{g['start'][1]:.1f} us; {what}")
+
+
 def by_sm(rows, tk, slow):
     """Per mode and side: each SM's us per tile over its items, the median SM, and the SMs over slow x the median."""
     out = []
@@ -199,6 +232,22 @@ def self_test():
         abs(ph[0]["prod"]["p_item"] + 3.0) < 1e-6
     print(("self-test phases passed: " if ok_ph else "self-test phases FAILED: ") + (describe_phases(ph[0]) if ph else "none"))
     ok = ok and ok_ph
+    # by order: 4 CTAs, first items of 20-23 tiles at 10 + 1.1 x tiles, second items of 4-7 tiles at 5 + 1.1 x tiles
+    # (the fit over all items: a slope over 1.1); each group's own fit recovers its line
+    buf = io.StringIO()
+    buf.write("mode,side,item,cta,sm,role,warpgroups,t0_us,dur_us,kv_begin,kv_end,kv_visible,row_begin,nchunks\n")
+    for cta in range(4):
+        d0 = 10 + 1.1 * (20 + cta)
+        buf.write(f"1,0,{2 * cta},{cta},{cta},0,2,0.500,{d0:.3f},0,2048,{tk * (20 + cta)},0,1\n")
+        buf.write(f"1,0,{2 * cta + 1},{cta},{cta},0,2,{0.5 + d0:.3f},{5 + 1.1 * (4 + cta):.3f},0,2048,{tk * (4 + cta)},0,1\n")
+    rows_o = read(io.StringIO(buf.getvalue()))
+    go = by_order(rows_o, tk)
+    whole = fit(rows_o, tk)
+    ok_o = len(go) == 2 and all(abs(g["b"] - 1.1) < 1e-6 for g in go) and abs(go[0]["a"] - 10) < 1e-6 and \
+        abs(go[1]["a"] - 5) < 1e-6 and whole[0]["b"] > 1.2
+    print(("self-test by order passed: " if ok_o else "self-test by order FAILED: ") +
+          "; ".join(describe_order(g) for g in go) + f" (whole fit's slope {whole[0]['b']:.3f})")
+    ok = ok and ok_o
     # by SM: decode items of one tile each on SMs 0-9, SMs 3 and 7 at twice the time per tile, SM 5 at 1.2 times
     buf = io.StringIO()
     buf.write("mode,side,item,cta,sm,role,warpgroups,t0_us,dur_us,kv_begin,kv_end,kv_visible,row_begin,nchunks\n")
@@ -217,6 +266,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("file", nargs="?")
     ap.add_argument("--tk", type=int, default=64)
+    ap.add_argument("--by-order", action="store_true")
     ap.add_argument("--by-sm", action="store_true")
     ap.add_argument("--slow", type=float, default=1.25)
     ap.add_argument("--self-test", action="store_true")
@@ -239,6 +289,9 @@ def main():
         print(describe(f))
     for f in phases(rows, o.tk):
         print(describe_phases(f))
+    if o.by_order:
+        for g in by_order(rows, o.tk):
+            print(describe_order(g))
     if o.by_sm:
         for g in by_sm(rows, o.tk, o.slow):
             print(describe_sm(g, o.slow))
