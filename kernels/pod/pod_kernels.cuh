@@ -919,6 +919,15 @@ template <int MODE> constexpr int kWsRows = MODE == kWsCoResident ? 64 : 128;
 #define PODCHECK_WS_TMA 0
 #endif
 constexpr bool kWsTma = PODCHECK_WS_TMA != 0;
+// 1: the producer's thread 0 reads each item and its context (WorkItem, then ItemCtx: two rounds of dependent global
+// loads) when it takes the index, and leaves them beside it in shared memory (WsItemSlot); the consumers and the other
+// producer threads copy them from there, where by default each loads them itself at the item's start, behind the
+// producer's cp.async traffic in the same SM. Notebook step 32: an item costs ~5-7 us beyond its tiles, and this is
+// one candidate; the timeline's phase c_ready measures it. Opt-in; not yet run.
+#ifndef PODCHECK_WS_CTX
+#define PODCHECK_WS_CTX 0
+#endif
+constexpr bool kWsCtx = PODCHECK_WS_CTX != 0;
 #ifndef PODCHECK_WS_PRODUCER_REGS
 #define PODCHECK_WS_PRODUCER_REGS 56
 #endif
@@ -993,7 +1002,13 @@ template <int D> struct GdSmem {
   static constexpr int bytes = kGdPipes * pipe;
   static_assert(half % 1024 == 0, "each head's 16 x 64 block starts a swizzle period (2 KB per head)");
 };
-// Layout: K / V ring | Q tile | (kWsCoResident) the decode warpgroup's region | mbarriers | item ring and decode slots;
+// (PODCHECK_WS_CTX) an item of the ring and its context, as the producer's thread 0 read them with its index
+struct WsItemSlot {
+  WorkItem it;
+  ItemCtx c;
+};
+// Layout: K / V ring | Q tile | (kWsCoResident) the decode warpgroup's region | mbarriers | item ring and decode slots
+// | (kWsCtx) the ring's two WsItemSlots;
 // kWsSplitSms: the mbarriers after the largest of that, a decode CTA's three regions and the group decode's pipelines.
 template <int D, int MODE> struct WsSmem {
   static constexpr bool FUSED = MODE == kWsCoResident;
@@ -1027,13 +1042,15 @@ template <int D, int MODE> struct WsSmem {
   static constexpr int bar_off = body;                 // mbarriers: full[NS], empty[NS], q_full, q_empty,
   static constexpr int n_bars = 2 * NS + 2 + 4;        // item_full[2], item_empty[2]
   static constexpr int item_off = bar_off + 8 * n_bars;  // ints: the item ring's two indices, decode slots [3], done
-  static constexpr int bytes = 1024 + item_off + 32;     // + 1024: aligned to 1024 bytes (the swizzle)
+  static constexpr int ctx_off = item_off + 32;          // (kWsCtx) WsItemSlot[2]
+  static constexpr int ctx_bytes = kWsCtx ? int(2 * sizeof(WsItemSlot)) : 0;
+  static constexpr int bytes = 1024 + ctx_off + ctx_bytes;  // + 1024: aligned to 1024 bytes (the swizzle)
   static_assert(kv_block % 1024 == 0 && q_bytes % 16 == 0 && dec_bytes % 16 == 0 && q_block % 1024 == 0,
                 "aligned blocks");
   static_assert(MODE == kWsPrefillOnly || (MODE == kWsSplitSms ? 2 : 1) * Smem<D, __half>::dec_bytes_of(DS1) <=
                                            NS * stage + q_bytes,
                 "the consumers' decode regions fit in the ring and Q tile they leave");
-  static_assert(1024 + item_off + 32 <= 232448, "227 KB per CTA");
+  static_assert(1024 + ctx_off + ctx_bytes <= 232448, "227 KB per CTA");
 };
 
 // The producer's copy of an item's Q tile (packed rows row_begin .. row_begin + ROWS - 1; zeros past the request)
@@ -1334,12 +1351,26 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
   auto item_empty = [&](int j) { return bars + 8 * (2 * NS + 4 + j); };
   // the item ring [2], then the decode slots of warpgroups 0-2 (s_item + 2 + wg), then the warpgroups done
   volatile int* s_item = reinterpret_cast<volatile int*>(smem + L::item_off);
+  WsItemSlot* slots = reinterpret_cast<WsItemSlot*>(smem + L::ctx_off);  // (kWsCtx)
   int* s_done = reinterpret_cast<int*>(smem + L::item_off) + 5;  // (fused forms) the last one records the CTA's life
   QT* Qs = reinterpret_cast<QT*>(smem + L::q_off);
   const int tid = threadIdx.x, wg = tid >> 7, wtid = tid & 127;
   const SideDev& SDv = P.side[0];
   const bool timed = P.timeline != nullptr;
   std::uint64_t t_entry = 0;
+  // ring slot j's item (index idx) and its context, and the slot released (item_empty): (kWsCtx) copied from what the
+  // producer's thread 0 left in the slot, before the release; else read from global memory after it
+  auto take_item = [&](int j, int idx, WorkItem& it, ItemCtx& c) {
+    if constexpr (kWsCtx) {
+      it = slots[j].it;
+      c = slots[j].c;
+      mbar_arrive(item_empty(j));
+    } else {
+      mbar_arrive(item_empty(j));
+      it = SDv.items[idx];
+      c = item_ctx(P, SDv, it, ROWS);
+    }
+  };
   // (split SMs) the CTA's side: the first ws_prefill_ctas CTAs (one per SM) run the prefill, or (ws_role_by_sm) those
   // on the SMs ws_prefill_sm spreads over the SM ids; an id past the grid (ids need not be contiguous) keeps the
   // index rule, and CTA 0 always runs the prefill and the last CTA the decode, so neither side is ever left unrun
@@ -1382,16 +1413,22 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
       const std::uint32_t jph = (n >> 1) & 1;
       if (wtid == 0) {
         mbar_wait(item_empty(j), jph ^ 1);
-        s_item[j] = atomicAdd(&P.counters[0], 1);
-        mbar_arrive(item_full(j));
+        const int got = atomicAdd(&P.counters[0], 1);
+        s_item[j] = got;
+        if constexpr (kWsCtx)
+          if (got < SDv.n_items) {
+            slots[j].it = SDv.items[got];
+            slots[j].c = item_ctx(P, SDv, slots[j].it, ROWS);
+          }
+        mbar_arrive(item_full(j));  // (kWsCtx) releases the slot's item and context with the index
       }
       mbar_wait(item_full(j), jph);
       const int idx = s_item[j];
       if (idx >= SDv.n_items) break;
       if (timed && wtid == 0) put_phase(P, idx, 3);
-      mbar_arrive(item_empty(j));
-      const WorkItem it = SDv.items[idx];
-      const ItemCtx c = item_ctx(P, SDv, it, ROWS);
+      WorkItem it;
+      ItemCtx c;
+      take_item(j, idx, it, c);
       mbar_wait(q_empty, (n & 1) ^ 1);  // the consumers are done with the previous item's Q
       issue_q_ws<D, QT, ROWS, kWsQsmem>(SDv.s, c, P.gdiv, it.kv_head, it.row_begin, Qs, wtid);
       mbar_arrive_cp_async(q_full);
@@ -1441,9 +1478,9 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
     mbar_wait(item_full(j), (n >> 1) & 1);
     const int idx = s_item[j];
     if (idx >= SDv.n_items) break;
-    mbar_arrive(item_empty(j));
-    const WorkItem it = SDv.items[idx];
-    const ItemCtx c = item_ctx(P, SDv, it, ROWS);
+    WorkItem it;
+    ItemCtx c;
+    take_item(j, idx, it, c);
     const int wrow0 = it.row_begin + cw * 64 + warp * 16;
     const RowMask M = row_mask(SDv, c, P.gdiv, it.kv_head, wrow0);
     if (timed && tid == 128) put_phase(P, idx, 0);
