@@ -53,7 +53,8 @@ struct SidePlan {
 };
 
 // One CTA's record of one work item in a timeline launch (PreparedPod::launch_timeline; item -1: the CTA's whole
-// life, entry to exit). Times from %globaltimer (ns). Shared verbatim with the device code (plain, 32 bytes).
+// life, entry to exit). Times from %globaltimer (ns). Shared verbatim with the device code (plain, 72 bytes; the
+// device writes every field, ph as kNoPhase, and the host fills ph in).
 struct ItemSpan {
   std::uint64_t t0, t1;
   std::int32_t cta;   // blockIdx.x
@@ -71,6 +72,7 @@ struct ItemSpan {
   static constexpr int kPhases = 7;
   std::int32_t ph[kPhases] = {kNoPhase, kNoPhase, kNoPhase, kNoPhase, kNoPhase, kNoPhase, kNoPhase};
 };
+static_assert(sizeof(ItemSpan) == 72, "the layout the device code writes and the host reads");
 // The phases' names, in ItemSpan::ph's order (the spans CSV's columns, kernels/tools/spans_fit.py)
 inline constexpr const char* kPhaseNames[ItemSpan::kPhases] = {"c_ready", "c_q", "c_tiles", "p_item",
                                                                "p_q", "p_tile0", "p_last"};

@@ -8,7 +8,8 @@ clk1 column, clock64; v3.15's timeline), the launch's SM clock (median over CTAs
 between a CTA's first and last span end) and b in cycles: comparable with the loop bench's cycles per tile. Where
 they carry pod_ws_kernel's phases of each prefill item (c_ready .. p_last, us from the item's start; v3.15), the
 medians of where an item's time goes (waiting for its index and reading its item, its Q, its tiles, its epilogue;
-when its producer had the index, issued Q, the first and the last tile) and a fit of the tiles' part alone against
+when its producer had the index, issued Q, the first and the last tile), each CTA's first item apart from the later
+ones (the launch's start costs the first more), and a fit of the tiles' part alone against
 the tile count: that fit's slope is the steady tile, free of what the items' starts and ends cost. (The fit over
 whole items is not: a longest-first order starts items of like length together, in waves whose fixed costs differ,
 and mixes those into the slope; notebook step 32.)
@@ -55,13 +56,19 @@ def line_fit(x, y):
 
 
 def phases(rows, tk):
-    """Per mode: the prefill items' phase medians (us) and the fit of their tiles' part (c_tiles - c_q) on tiles."""
+    """Per mode, for each CTA's first prefill item and for the later ones apart (the launch's start costs the first
+    more): the phase medians (us) and the fit of the tiles' part (c_tiles - c_q) on tiles."""
     out = []
-    by_mode = collections.defaultdict(list)
+    seqs = collections.defaultdict(list)
     for r in rows:
         if int(r["item"]) >= 0 and int(r["side"]) == 0 and (r.get("c_tiles") or "") != "" and (r.get("c_q") or "") != "":
-            by_mode[int(r["mode"])].append(r)
-    for mode, rs in sorted(by_mode.items()):
+            seqs[(int(r["mode"]), r["cta"])].append(r)
+    by_mode = collections.defaultdict(list)
+    for (mode, _), rs in seqs.items():
+        rs.sort(key=lambda r: float(r["t0_us"]))
+        for i, r in enumerate(rs):
+            by_mode[(mode, i > 0)].append(r)
+    for (mode, later), rs in sorted(by_mode.items()):
         med = lambda v: sorted(v)[len(v) // 2] if v else float("nan")
         get = lambda r, k: float(r[k]) if (r.get(k) or "") != "" else None
         parts = {
@@ -74,7 +81,7 @@ def phases(rows, tk):
         x = [max(1, math.ceil(int(r["kv_visible"]) / tk)) for r in rs if int(r["kv_visible"]) >= 0]
         y = [get(r, "c_tiles") - get(r, "c_q") for r in rs if int(r["kv_visible"]) >= 0]
         a, b = line_fit(x, y) if len(x) >= 2 else (float("nan"), float("nan"))
-        out.append(dict(mode=mode, n=len(rs), parts={k: med(v) for k, v in parts.items()},
+        out.append(dict(mode=mode, later=later, n=len(rs), parts={k: med(v) for k, v in parts.items()},
                         prod={k: med(v) for k, v in prod.items()}, a=a, b=b, mhz=clock_mhz(
                             [r for r in rows if int(r["mode"]) == mode])))
     return out
@@ -84,7 +91,8 @@ def describe_phases(f):
     parts = ", ".join(f"{k} {v:.2f}" for k, v in f["parts"].items())
     prod = ", ".join(f"{k[2:]} {v:+.2f}" for k, v in f["prod"].items())
     cyc = f"; {f['b'] * f['mhz']:.0f} cycles per tile" if f.get("mhz") else ""
-    return (f"{MODES.get(f['mode'], f['mode'])}, prefill phases ({f['n']} items, medians, us): {parts}; producer "
+    which = "later items" if f["later"] else "each CTA's first item"
+    return (f"{MODES.get(f['mode'], f['mode'])}, prefill phases, {which} ({f['n']}, medians, us): {parts}; producer "
             f"(from the item's start): {prod}\n    tiles' part alone: {f['a']:.2f} + {f['b']:.3f} x tiles{cyc}")
 
 
@@ -222,15 +230,23 @@ def self_test():
     buf = io.StringIO()
     buf.write("mode,side,item,cta,sm,role,warpgroups,t0_us,dur_us,kv_begin,kv_end,kv_visible,row_begin,nchunks,clk1,"
               + ",".join(PHASES) + "\n")
+    # on two CTAs, items one after another; each CTA's first waits 4 us more for its item (the launch's start)
+    t = [0.0, 0.0]
     for i in range(1, 17):
-        tiles = 0.4 + 1.1 * i
-        buf.write(f"1,0,{i},0,0,0,2,0.000,{2.0 + tiles + 0.8:.3f},0,2048,{tk * i},0,1,0,"
-                  f"1.500,2.000,{2.0 + tiles:.3f},-3.000,-2.500,-2.000,{tiles - 5:.3f}\n")
+        cta, tiles = i % 2, 0.4 + 1.1 * i
+        ready = 1.5 + (4.0 if t[cta] == 0.0 else 0.0)
+        dur = ready + 0.5 + tiles + 0.8
+        buf.write(f"1,0,{i},{cta},{cta},0,2,{t[cta]:.3f},{dur:.3f},0,2048,{tk * i},0,1,0,"
+                  f"{ready:.3f},{ready + 0.5:.3f},{ready + 0.5 + tiles:.3f},-3.000,-2.500,-2.000,{tiles - 5:.3f}\n")
+        t[cta] += dur
     ph = phases(read(io.StringIO(buf.getvalue())), tk)
-    ok_ph = len(ph) == 1 and abs(ph[0]["b"] - 1.1) < 1e-6 and abs(ph[0]["a"] - 0.4) < 1e-6 and \
-        abs(ph[0]["parts"]["epilogue"] - 0.8) < 1e-6 and abs(ph[0]["parts"]["Q"] - 0.5) < 1e-6 and \
-        abs(ph[0]["prod"]["p_item"] + 3.0) < 1e-6
-    print(("self-test phases passed: " if ok_ph else "self-test phases FAILED: ") + (describe_phases(ph[0]) if ph else "none"))
+    ok_ph = len(ph) == 2 and [f["n"] for f in ph] == [2, 14] and abs(ph[0]["parts"]["index and item"] - 5.5) < 1e-6
+    f = ph[1] if len(ph) == 2 else {}
+    ok_ph = ok_ph and abs(f["b"] - 1.1) < 1e-6 and abs(f["a"] - 0.4) < 1e-6 and \
+        abs(f["parts"]["index and item"] - 1.5) < 1e-6 and abs(f["parts"]["epilogue"] - 0.8) < 1e-6 and \
+        abs(f["parts"]["Q"] - 0.5) < 1e-6 and abs(f["prod"]["p_item"] + 3.0) < 1e-6
+    print(("self-test phases passed: " if ok_ph else "self-test phases FAILED: ") +
+          (" | ".join(describe_phases(x) for x in ph) if ph else "none"))
     ok = ok and ok_ph
     # by order: 4 CTAs, first items of 20-23 tiles at 10 + 1.1 x tiles, second items of 4-7 tiles at 5 + 1.1 x tiles
     # (the fit over all items: a slope over 1.1); each group's own fit recovers its line
