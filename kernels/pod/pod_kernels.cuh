@@ -928,6 +928,16 @@ constexpr bool kWsTma = PODCHECK_WS_TMA != 0;
 #define PODCHECK_WS_CTX 0
 #endif
 constexpr bool kWsCtx = PODCHECK_WS_CTX != 0;
+// K > 0 (with PODCHECK_WS_CTX): the producer's thread 0 takes the next item's index, item and context when it has
+// issued the tile K before the current item's last (its first, for shorter items), not after the last: by default the
+// producer's turn from one item to the next (the atomic, then two rounds of dependent loads, then the first tile's
+// page lookups) eats the lead of NS tiles it holds over the consumers. A CTA then claims its next item that much
+// earlier, which can lengthen the launch's tail by up to K tiles. Opt-in; not yet run.
+#ifndef PODCHECK_WS_EARLY
+#define PODCHECK_WS_EARLY 0
+#endif
+constexpr int kWsEarly = PODCHECK_WS_EARLY;
+static_assert(kWsEarly == 0 || kWsCtx, "PODCHECK_WS_EARLY needs PODCHECK_WS_CTX: the early item waits in its slot");
 #ifndef PODCHECK_WS_PRODUCER_REGS
 #define PODCHECK_WS_PRODUCER_REGS 56
 #endif
@@ -1408,19 +1418,32 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
     setmaxnreg_dec<kWsProducerRegs>();
     int st = 0;
     std::uint32_t ph = 0;
+    // (thread 0) ring slot jm filled with the next item's index and (kWsCtx) the item and its context; jmph: the
+    // parity of the slot's use (item m: slot m & 1, parity (m >> 1) & 1)
+    auto fetch = [&](int jm, std::uint32_t jmph) {
+      mbar_wait(item_empty(jm), jmph ^ 1);
+      const int got = atomicAdd(&P.counters[0], 1);
+      s_item[jm] = got;
+      if constexpr (kWsCtx)
+        if (got < SDv.n_items) {
+          slots[jm].it = SDv.items[got];
+          slots[jm].c = item_ctx(P, SDv, slots[jm].it, ROWS);
+        }
+      mbar_arrive(item_full(jm));  // (kWsCtx) releases the slot's item and context with the index
+    };
+    [[maybe_unused]] int fetched = 0;  // (kWsEarly, thread 0) the items whose index it has taken
     for (int n = 0;; ++n) {
       const int j = n & 1;
       const std::uint32_t jph = (n >> 1) & 1;
       if (wtid == 0) {
-        mbar_wait(item_empty(j), jph ^ 1);
-        const int got = atomicAdd(&P.counters[0], 1);
-        s_item[j] = got;
-        if constexpr (kWsCtx)
-          if (got < SDv.n_items) {
-            slots[j].it = SDv.items[got];
-            slots[j].c = item_ctx(P, SDv, slots[j].it, ROWS);
+        if constexpr (kWsEarly > 0) {
+          if (fetched == n) {  // not taken early (the first item; an item after one without tiles)
+            fetch(j, jph);
+            fetched = n + 1;
           }
-        mbar_arrive(item_full(j));  // (kWsCtx) releases the slot's item and context with the index
+        } else {
+          fetch(j, jph);
+        }
       }
       mbar_wait(item_full(j), jph);
       const int idx = s_item[j];
@@ -1455,6 +1478,11 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           mbar_arrive_cp_async(full_bar(st));
         }
         if (timed && wtid == 0 && k == 0) put_phase(P, idx, 5);
+        if constexpr (kWsEarly > 0)
+          if (wtid == 0 && fetched == n + 1 && k == max(0, n_tiles - 1 - kWsEarly)) {
+            fetch(j ^ 1, ((n + 1) >> 1) & 1);  // after this tile's copies are issued: their arrival is not held up
+            fetched = n + 2;
+          }
         if (++st == NS) { st = 0; ph ^= 1; }
       }
       if (timed && wtid == 0) put_phase(P, idx, 6);
