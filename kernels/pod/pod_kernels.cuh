@@ -1424,6 +1424,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
       mbar_wait(item_empty(jm), jmph ^ 1);
       const int got = atomicAdd(&P.counters[0], 1);
       s_item[jm] = got;
+      if (timed && got < SDv.n_items) put_phase(P, got, 3);  // the index taken (kWsEarly: an item ahead)
       if constexpr (kWsCtx)
         if (got < SDv.n_items) {
           slots[jm].it = SDv.items[got];
@@ -1448,7 +1449,6 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
       mbar_wait(item_full(j), jph);
       const int idx = s_item[j];
       if (idx >= SDv.n_items) break;
-      if (timed && wtid == 0) put_phase(P, idx, 3);
       WorkItem it;
       ItemCtx c;
       take_item(j, idx, it, c);

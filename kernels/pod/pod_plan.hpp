@@ -66,7 +66,7 @@ struct ItemSpan {
   std::uint64_t c1 = 0;  // the SM's clock (clock64) at the span's end; 0: not recorded
   // (pod_ws_kernel's prefill items; filled on the host from the launch's phase stamps) when, in ns from t0, the item's
   // first consumer warp had its item and mask ready, had its Q, had finished its tiles (the last P V included; the
-  // epilogue follows until t1), and its producer had the item index, had issued its Q, its first tile, its last tile
+  // epilogue follows until t1), and its producer took the item's index, had issued its Q, its first tile, its last tile
   // (the producer runs ahead: negative is early); kNoPhase where not recorded
   static constexpr std::int32_t kNoPhase = INT32_MIN;
   static constexpr int kPhases = 7;
