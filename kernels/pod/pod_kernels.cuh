@@ -999,6 +999,13 @@ static_assert(!kWsQsmem || kWsPipe, "Q from shared memory (PODCHECK_WS_QSMEM) is
 // registers per thread after setmaxnreg: 128 x 56 + 256 x 224 = 64,512 of the SM's 65,536
 constexpr int kWsProducerRegs = PODCHECK_WS_PRODUCER_REGS;
 constexpr int kWsConsumerRegs = (65536 - 128 * kWsProducerRegs) / 256 / 8 * 8 > 256 ? 256 : (65536 - 128 * kWsProducerRegs) / 256 / 8 * 8;
+// 1: the group decode's tensor copies carry an L2 evict-first policy. Its KV is read once, and streamed at the copy
+// rate it evicts from L2 what the prefill's items read again (their KV, 16 or more times each): beside the decode the
+// prefill's 32-tile items take 50-56 us against 37.5-40.5 alone (notebook step 32). Opt-in; not yet run.
+#ifndef PODCHECK_GD_EVICT_FIRST
+#define PODCHECK_GD_EVICT_FIRST 0
+#endif
+constexpr bool kGdEvictFirst = PODCHECK_GD_EVICT_FIRST != 0;
 // (split SMs) the group decode's pipelines (gd_cta below): their constants and shared-memory layout
 constexpr int kGdHeads = kGroupDecodeHeads, kGdStages = 3, kGdPipes = 2, kGdTokens = kGroupDecodeTokens;
 constexpr int kGdFirst = 1, kGdLast = 2, kGdEmpty = 4, kGdEnd = 8;  // a stage's meta flags
@@ -1144,10 +1151,19 @@ __device__ __forceinline__ void gd_producer(const KParams& P, unsigned char* pip
       const std::uint32_t full = full0 + 8 * st, dst = base + st * G::stage;
       if (copy) {
         arrive_expect_tx(full, G::stage);
+        if constexpr (kGdEvictFirst) {
+          const std::uint64_t pol = l2_evict_first();
 #pragma unroll
-        for (int h = 0; h < D / 64; ++h) {
-          tma_load_4d(dst + h * G::half, &P.gdec_k, 64 * h, slot0, head0, page, full);
-          tma_load_4d(dst + G::kv + h * G::half, &P.gdec_v, 64 * h, slot0, head0, page, full);
+          for (int h = 0; h < D / 64; ++h) {
+            tma_load_4d_hint(dst + h * G::half, &P.gdec_k, 64 * h, slot0, head0, page, full, pol);
+            tma_load_4d_hint(dst + G::kv + h * G::half, &P.gdec_v, 64 * h, slot0, head0, page, full, pol);
+          }
+        } else {
+#pragma unroll
+          for (int h = 0; h < D / 64; ++h) {
+            tma_load_4d(dst + h * G::half, &P.gdec_k, 64 * h, slot0, head0, page, full);
+            tma_load_4d(dst + G::kv + h * G::half, &P.gdec_v, 64 * h, slot0, head0, page, full);
+          }
         }
       } else {
         mbar_arrive(full);

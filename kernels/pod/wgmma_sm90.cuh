@@ -107,6 +107,22 @@ __device__ __forceinline__ void tma_load_4d(std::uint32_t dst, const void* map, 
       "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
       : "memory");
 }
+// The same copy with an L2 cache policy (createpolicy: l2_evict_first) for the bytes it reads.
+__device__ __forceinline__ void tma_load_4d_hint(std::uint32_t dst, const void* map, int c0, int c1, int c2, int c3,
+                                                 std::uint32_t bar, std::uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%2, %3, "
+      "%4, %5}], [%6], %7;\n" ::"r"(dst),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar), "l"(policy)
+      : "memory");
+}
+// An L2 cache policy under which the lines a copy brings are the first evicted: for bytes read once (a decode's KV
+// stream), so they do not push out what other CTAs read again.
+__device__ __forceinline__ std::uint64_t l2_evict_first() {
+  std::uint64_t p;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(p));
+  return p;
+}
 // The warpgroup's register budget per thread, changed at run time (sm_90a): the producer gives registers back,
 // the consumers take them. Every warp of the warpgroup executes it; the kernel needs a register cap at entry.
 template <int N> __device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N)); }
