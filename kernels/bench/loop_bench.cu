@@ -128,8 +128,8 @@ struct Params {
   FastDiv gd;
   // (copy, tma) the paged KV cache the producer reads: NHD pages of `page` tokens, kCacheHeads heads, one request
   // of `tokens` tokens (token t holds key t mod 256) whose page table is shuffled; the side as the kernel's copy
-  // code takes it, and the
-  // tensor maps of its K and V (boxes of 64 columns x min(page, TK) slots of one head and page, 128-byte swizzle)
+  // code takes it, and the tensor maps of its K and V (boxes of 64 columns x min(page, TK) slots of one head and
+  // page, 128-byte swizzle)
   SideDev kv;
   CUtensorMap tmk, tmv;
   int page;
@@ -137,9 +137,9 @@ struct Params {
   int stagger;  // 1: the CTAs of one head start at tiles spread evenly over its tokens; 0: all at tile 0
 };
 // (copy, tma; their tiles are of 64 keys, the static_assert in loop_kernel) The first token of tile k of this CTA's
-// producer: tiles run on through the cache and wrap, from tile 0
-// or (stagger) from the CTA's share of the head's tiles (CTA b is the (b / 8)-th of its head's ceil(grid / 8) CTAs).
-// Any start keeps the check: T, a multiple of 4, wraps over each 256 keys' four tiles equally often.
+// producer: tiles run on through the cache and wrap, from tile 0 or (stagger) from the CTA's share of the head's
+// tiles (CTA b is the (b / 8)-th of its head's ceil(grid / 8) CTAs). Any start keeps the check: T, a multiple of 4,
+// wraps over each 256 keys' four tiles equally often.
 __device__ __forceinline__ int tile_token(const Params& P, int k) {
   const int n_tiles = P.tokens / 64, per_head = (int(gridDim.x) + kCacheHeads - 1) / kCacheHeads;
   const int first = P.stagger ? int(blockIdx.x) / kCacheHeads * n_tiles / per_head : 0;

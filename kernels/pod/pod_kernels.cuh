@@ -1151,19 +1151,15 @@ __device__ __forceinline__ void gd_producer(const KParams& P, unsigned char* pip
       const std::uint32_t full = full0 + 8 * st, dst = base + st * G::stage;
       if (copy) {
         arrive_expect_tx(full, G::stage);
-        if constexpr (kGdEvictFirst) {
-          const std::uint64_t pol = l2_evict_first();
+        const std::uint64_t pol = kGdEvictFirst ? l2_evict_first() : 0;  // (PODCHECK_GD_EVICT_FIRST)
+        auto load = [&](std::uint32_t to, const CUtensorMap* map, int col) {
+          if constexpr (kGdEvictFirst) tma_load_4d_hint(to, map, col, slot0, head0, page, full, pol);
+          else tma_load_4d(to, map, col, slot0, head0, page, full);
+        };
 #pragma unroll
-          for (int h = 0; h < D / 64; ++h) {
-            tma_load_4d_hint(dst + h * G::half, &P.gdec_k, 64 * h, slot0, head0, page, full, pol);
-            tma_load_4d_hint(dst + G::kv + h * G::half, &P.gdec_v, 64 * h, slot0, head0, page, full, pol);
-          }
-        } else {
-#pragma unroll
-          for (int h = 0; h < D / 64; ++h) {
-            tma_load_4d(dst + h * G::half, &P.gdec_k, 64 * h, slot0, head0, page, full);
-            tma_load_4d(dst + G::kv + h * G::half, &P.gdec_v, 64 * h, slot0, head0, page, full);
-          }
+        for (int h = 0; h < D / 64; ++h) {
+          load(dst + h * G::half, &P.gdec_k, 64 * h);
+          load(dst + G::kv + h * G::half, &P.gdec_v, 64 * h);
         }
       } else {
         mbar_arrive(full);

@@ -111,10 +111,8 @@ def fit(rows, tk):
                 continue
             x = [max(1, math.ceil(int(r["kv_visible"]) / tk)) for r in it]
             y = [float(r["dur_us"]) for r in it]
-            n = len(x); mx = sum(x) / n; my = sum(y) / n
-            sxx = sum((a - mx) ** 2 for a in x)
-            b = sum((a - mx) * (c - my) for a, c in zip(x, y)) / sxx if sxx else 0.0
-            a = my - b * mx
+            n = len(x); mx = sum(x) / n
+            a, b = line_fit(x, y)
             rms = math.sqrt(sum((c - a - b * xx) ** 2 for xx, c in zip(x, y)) / n)
             ctas = len(lives) or len({r["cta"] for r in it})
             med = collections.defaultdict(list)
