@@ -228,7 +228,8 @@ def self_test():
     buf = io.StringIO()
     buf.write("mode,side,item,cta,sm,role,warpgroups,t0_us,dur_us,kv_begin,kv_end,kv_visible,row_begin,nchunks,clk1,"
               + ",".join(PHASES) + "\n")
-    # on two CTAs, items one after another; each CTA's first waits 4 us more for its item (the launch's start)
+    # on two CTAs, items one after another; each CTA's first waits 4 us more for its item (the launch's start); the
+    # later ones are items 3 .. 16, whose tiles' parts have the median of item 10
     t = [0.0, 0.0]
     for i in range(1, 17):
         cta, tiles = i % 2, 0.4 + 1.1 * i
@@ -242,6 +243,7 @@ def self_test():
     f = ph[1] if len(ph) == 2 else {}
     ok_ph = ok_ph and abs(f["b"] - 1.1) < 1e-6 and abs(f["a"] - 0.4) < 1e-6 and \
         abs(f["parts"]["index and item"] - 1.5) < 1e-6 and abs(f["parts"]["epilogue"] - 0.8) < 1e-6 and \
+        abs(f["parts"]["tiles"] - (0.4 + 1.1 * 10)) < 1e-6 and \
         abs(f["parts"]["Q"] - 0.5) < 1e-6 and abs(f["prod"]["p_item"] + 3.0) < 1e-6
     print(("self-test phases passed: " if ok_ph else "self-test phases FAILED: ") +
           (" | ".join(describe_phases(x) for x in ph) if ph else "none"))
