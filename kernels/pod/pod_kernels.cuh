@@ -140,10 +140,12 @@ __device__ __forceinline__ std::uint64_t globaltimer() {
 // A timeline launch's record (one thread of the CTA; spans past the buffer's capacity are dropped, and counted).
 // wgs: the warpgroups that ran the item, or (item -1) that run items in the CTA (ItemSpan::side_role). The SM's clock
 // at the end beside the timer's gives the clock the launch ran at (timeline_summary; v3.15).
+// The end is stamped before the atomic that takes the record's slot: its round trip (1-3 us behind the copies of a
+// busy SM) would otherwise count as the item's (step 33: it was most of the prefill's "epilogue" phase).
 __device__ __forceinline__ void put_span(const KParams& P, std::uint64_t t0, int item, int side, int role, int wgs = 1) {
+  const std::uint64_t c1 = clock64(), t1 = globaltimer();
   const int k = atomicAdd(P.timeline_count, 1);
   if (k < P.timeline_cap) {
-    const std::uint64_t c1 = clock64(), t1 = globaltimer();
     P.timeline[k] = ItemSpan{t0, t1, int(blockIdx.x), int(smid()), item, side | (role << 1) | (wgs << 2), c1};
   }
 }
@@ -924,16 +926,19 @@ constexpr bool kWsTma = PODCHECK_WS_TMA != 0;
 // loads) when it takes the index, and leaves them beside it in shared memory (WsItemSlot); the consumers and the other
 // producer threads copy them from there, where by default each loads them itself at the item's start, behind the
 // producer's cp.async traffic in the same SM. Notebook step 32: an item costs ~5-7 us beyond its tiles, and this is
-// one candidate; the timeline's phase c_ready measures it. Opt-in; not yet run.
+// one candidate; the timeline's phase c_ready measures it. Measured (H100, step 33): the item's start (index, item and
+// context ready) 0.38 -> 0.19 us, prefill alone A 0.113 -> 0.107 ms; the default from v3.16 (0: v3.15's loads).
 #ifndef PODCHECK_WS_CTX
-#define PODCHECK_WS_CTX 0
+#define PODCHECK_WS_CTX 1
 #endif
 constexpr bool kWsCtx = PODCHECK_WS_CTX != 0;
 // K > 0 (with PODCHECK_WS_CTX): the producer's thread 0 takes the next item's index, item and context when it has
 // issued the tile K before the current item's last (its first, for shorter items), not after the last: by default the
 // producer's turn from one item to the next (the atomic, then two rounds of dependent loads, then the first tile's
 // page lookups) eats the lead of NS tiles it holds over the consumers. A CTA then claims its next item that much
-// earlier, which can lengthen the launch's tail by up to K tiles. Opt-in; not yet run.
+// earlier, which can lengthen the launch's tail by up to K tiles. Measured (H100, step 33, K = 8): no gain, as the
+// phases explain: the producer already takes the next item 7-8 us before the consumers start it (fused A 0.410 ms
+// against 0.400 without, B 0.444 against 0.449, one process each). Opt-in.
 #ifndef PODCHECK_WS_EARLY
 #define PODCHECK_WS_EARLY 0
 #endif
@@ -1002,9 +1007,11 @@ constexpr int kWsProducerRegs = PODCHECK_WS_PRODUCER_REGS;
 constexpr int kWsConsumerRegs = (65536 - 128 * kWsProducerRegs) / 256 / 8 * 8 > 256 ? 256 : (65536 - 128 * kWsProducerRegs) / 256 / 8 * 8;
 // 1: the group decode's tensor copies carry an L2 evict-first policy. Its KV is read once, and streamed at the copy
 // rate it evicts from L2 what the prefill's items read again (their KV, 16 or more times each): beside the decode the
-// prefill's 32-tile items take 50-56 us against 37.5-40.5 alone (notebook step 32). Opt-in; not yet run.
+// prefill's 32-tile items take 50-56 us against 37.5-40.5 alone (notebook step 32). Measured (H100, step 33, two
+// rounds alternating with v3.15): fused A 0.399 -> 0.389-0.393 ms, C 0.403-0.405 -> 0.385-0.389, B unchanged; the
+// default from v3.16 (0: no policy, as v3.15).
 #ifndef PODCHECK_GD_EVICT_FIRST
-#define PODCHECK_GD_EVICT_FIRST 0
+#define PODCHECK_GD_EVICT_FIRST 1
 #endif
 constexpr bool kGdEvictFirst = PODCHECK_GD_EVICT_FIRST != 0;
 // (split SMs) the group decode's pipelines (gd_cta below): their constants and shared-memory layout
