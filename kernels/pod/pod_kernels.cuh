@@ -926,10 +926,11 @@ constexpr bool kWsTma = PODCHECK_WS_TMA != 0;
 // loads) when it takes the index, and leaves them beside it in shared memory (WsItemSlot); the consumers and the other
 // producer threads copy them from there, where by default each loads them itself at the item's start, behind the
 // producer's cp.async traffic in the same SM. Notebook step 32: an item costs ~5-7 us beyond its tiles, and this is
-// one candidate; the timeline's phase c_ready measures it. Measured (H100, step 33): the item's start (index, item and
-// context ready) 0.38 -> 0.19 us, prefill alone A 0.113 -> 0.107 ms; the default from v3.16 (0: v3.15's loads).
+// one candidate; the timeline's phase c_ready measures it. Measured (H100, step 33, one process): the item's start
+// (index, item and context ready) 0.38 -> 0.19 us, prefill alone A 0.113 -> 0.107 ms, fused A 0.400 -> 0.394, B 0.449
+// -> 0.439; the quick tier passes. Opt-in until it has run the GPU tests and sanitizers (step 33's next call).
 #ifndef PODCHECK_WS_CTX
-#define PODCHECK_WS_CTX 1
+#define PODCHECK_WS_CTX 0
 #endif
 constexpr bool kWsCtx = PODCHECK_WS_CTX != 0;
 // K > 0 (with PODCHECK_WS_CTX): the producer's thread 0 takes the next item's index, item and context when it has
@@ -1008,10 +1009,10 @@ constexpr int kWsConsumerRegs = (65536 - 128 * kWsProducerRegs) / 256 / 8 * 8 > 
 // 1: the group decode's tensor copies carry an L2 evict-first policy. Its KV is read once, and streamed at the copy
 // rate it evicts from L2 what the prefill's items read again (their KV, 16 or more times each): beside the decode the
 // prefill's 32-tile items take 50-56 us against 37.5-40.5 alone (notebook step 32). Measured (H100, step 33, two
-// rounds alternating with v3.15): fused A 0.399 -> 0.389-0.393 ms, C 0.403-0.405 -> 0.385-0.389, B unchanged; the
-// default from v3.16 (0: no policy, as v3.15).
+// rounds alternating with the tree): fused A 0.399 -> 0.389-0.393 ms, C 0.403-0.405 -> 0.385-0.389, B unchanged; the
+// quick tier passes. Opt-in until it has run the GPU tests and the default tier (step 33's next call).
 #ifndef PODCHECK_GD_EVICT_FIRST
-#define PODCHECK_GD_EVICT_FIRST 1
+#define PODCHECK_GD_EVICT_FIRST 0
 #endif
 constexpr bool kGdEvictFirst = PODCHECK_GD_EVICT_FIRST != 0;
 // (split SMs) the group decode's pipelines (gd_cta below): their constants and shared-memory layout
