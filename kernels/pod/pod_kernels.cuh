@@ -938,7 +938,7 @@ constexpr bool kWsCtx = PODCHECK_WS_CTX != 0;
 // producer's turn from one item to the next (the atomic, then two rounds of dependent loads, then the first tile's
 // page lookups) eats the lead of NS tiles it holds over the consumers. A CTA then claims its next item that much
 // earlier, which can lengthen the launch's tail by up to K tiles. Measured (H100, step 33, K = 8): no gain, as the
-// phases explain: the producer already takes the next item 7-8 us before the consumers start it (fused A 0.410 ms
+// phases explain: the producer already takes the next item 7-13 us before the consumers start it (fused A 0.410 ms
 // against 0.400 without, B 0.444 against 0.449, one process each). Opt-in.
 #ifndef PODCHECK_WS_EARLY
 #define PODCHECK_WS_EARLY 0
