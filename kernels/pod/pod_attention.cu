@@ -320,16 +320,16 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   k.ctas_per_sm = per_sm;
   k.prefill_ctas_per_sm = m.plan.prefill_ctas_per_sm;
   const pod_side* sides[2] = {&p.prefill, &p.decode};
-  for (int si = 0; si < 2; ++si) {
+  // a side's work: its items, and the chunk counts and partial-state buffers of its split requests (again for the
+  // prefill after a tail split below)
+  auto upload_work = [&](int si) {
     SideDev& sd = k.side[si];
     const SidePlan& sp = m.plan.side[si];
-    sd.s = *sides[si];
     sd.n_items = (int)sp.items.size();
-    if (sd.n_items == 0) continue;
     sd.items = upload(sp.items, m.owned);
     sd.kv_len = upload(sp.kv_len, m.owned);
     std::vector<std::int32_t> nch(sides[si]->num_requests, 1);
-    for (const WorkItem& w : sp.items) nch[w.request] = w.nchunks;
+    for (const WorkItem& w : sp.items) nch[w.request] = std::max(nch[w.request], w.nchunks);
     sd.nchunks = upload(nch, m.owned);
     sd.part_base = upload(sp.part_base, m.owned);
     if (sp.part_entries > 0) {
@@ -339,6 +339,13 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
       sd.part_o = static_cast<float*>(ptr);
       sd.part_lse = sd.part_o + sp.part_entries * p.head_dim;
     }
+  };
+  for (int si = 0; si < 2; ++si) {
+    SideDev& sd = k.side[si];
+    sd.s = *sides[si];
+    sd.n_items = (int)m.plan.side[si].items.size();
+    if (sd.n_items == 0) continue;
+    upload_work(si);
     const double sc = double(sides[si]->sm_scale) * sides[si]->q_scale * sides[si]->k_scale;
     sd.scale_log2 = float(sc * 1.4426950408889634);
     sd.sm = float(sc);
@@ -381,6 +388,10 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
                         : k.gdec ? ws_split_sms_gdec(m.plan, sms, p.head_dim, k.gdec_n, kGdPipes)
                                  : ws_split_sms(m.plan, sms, p.head_dim);
     k.ws_role_by_sm = env_knob(kTuningKnobs[8], 0, 1, 1) != 0;  // unset: 1 (v3.15)
+    // (PODCHECK_CUDA_TAIL_SPLIT=1, opt-in) the prefill's partial last wave cut in KV pieces for those CTAs
+    if (env_knob(kTuningKnobs[9], 0, 1, 1) == 1 && prefill_runs &&
+        split_prefill_tail(p, k.ws_prefill_ctas, kWsRowsOf[m.ws_form], m.plan) > 0)
+      upload_work(0);
   }
 #if PODCHECK_WS_TMA
   // (PODCHECK_WS_TMA builds) the prefill's tensor maps, where its tiles can lie whole within pages

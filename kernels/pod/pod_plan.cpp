@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <queue>
 
 namespace podcheck::kernels {
 
@@ -217,6 +218,76 @@ int ws_split_sms_gdec(const PodPlan& plan, int sms, int head_dim, int groups, in
     const SplitEnds e = ws_split_ends(plan, sms, head_dim, p, groups, pipes_per_sm);
     return std::max(e.prefill_us, e.decode_us);
   });
+}
+
+double tail_model_end(const std::vector<WorkItem>& items, int ctas) {
+  std::priority_queue<double, std::vector<double>, std::greater<double>> free_at;
+  for (int c = 0; c < std::max(1, ctas); ++c) free_at.push(0.0);
+  double end = 0;
+  for (const WorkItem& w : items) {
+    const double t = free_at.top() + w.cost + kTailItemTokens;
+    free_at.pop();
+    free_at.push(t);
+    end = std::max(end, t);
+  }
+  return end;
+}
+
+int split_prefill_tail(const pod_problem& p, int ctas, int rows, PodPlan& plan) {
+  SidePlan& sp = plan.side[0];
+  const pod_side& s = p.prefill;
+  const int n = int(sp.items.size());
+  const int g = p.num_kv_heads > 0 ? p.num_qo_heads / p.num_kv_heads : 0;
+  if (ctas < 2 || n <= ctas || n % ctas == 0 || sp.max_splits > 1 || g < 1 || rows % g != 0) return 0;
+  // the q-tiles of the last wave's items
+  std::map<std::pair<int, int>, bool> tail;
+  for (int i = n - n % ctas; i < n; ++i) tail[{sp.items[i].request, sp.items[i].row_begin}] = true;
+  constexpr int kCutGranule = 64;  // the warp-specialised kernel's KV tile: pieces start on a tile
+  auto cut_plan = [&](double f) {
+    std::vector<WorkItem> v;
+    for (const WorkItem& w : sp.items) {
+      if (!tail.count({w.request, w.row_begin})) {
+        v.push_back(w);
+        continue;
+      }
+      const int qo_len = s.qo_indptr_host[w.request + 1] - s.qo_indptr_host[w.request], L = sp.kv_len[w.request];
+      int lo, hi;
+      tile_kv_bounds(s, g, qo_len, L, w.row_begin, rows, &lo, &hi);
+      const int seen = std::max(0, hi - lo);
+      const int cut = std::clamp(lo + int(std::lround(seen * f / kCutGranule)) * kCutGranule, std::min(lo, hi), hi);
+      const int c0 = std::max(0, cut - lo), c1 = seen - c0;
+      v.push_back({w.request, w.kv_head, w.row_begin, 0, cut, 0, 2, c0 + kTileKV});
+      v.push_back({w.request, w.kv_head, w.row_begin, cut, L, 1, 2, c1 + kTileKV});
+    }
+    std::stable_sort(v.begin(), v.end(), [](const WorkItem& a, const WorkItem& b) { return a.cost > b.cost; });
+    return v;
+  };
+  const double unsplit = tail_model_end(sp.items, ctas);
+  std::vector<WorkItem> best;
+  double best_end = unsplit * 0.99;  // a cut must gain 1 % in the model
+  for (int k = 11; k <= 19; ++k) {
+    std::vector<WorkItem> v = cut_plan(k / 20.0);
+    const double e = tail_model_end(v, ctas);
+    if (e < best_end) {
+      best_end = e;
+      best = std::move(v);
+    }
+  }
+  if (best.empty()) return 0;
+  sp.items = std::move(best);
+  sp.max_splits = 2;
+  sp.cost = 0;
+  for (const WorkItem& w : sp.items) sp.cost += w.cost;
+  for (const auto& [key, unused] : tail) {  // (request, row_begin) in order: each request's entries once
+    const auto [r, rb] = key;
+    const int qo_len = s.qo_indptr_host[r + 1] - s.qo_indptr_host[r];
+    if (sp.part_base[r] < 0) {
+      sp.part_base[r] = sp.part_entries;
+      sp.part_entries += std::int64_t(2) * qo_len * p.num_qo_heads;
+    }
+    for (int i = rb / g; i < std::min(qo_len, (rb + rows) / g); ++i) plan.merge_rows.push_back({0, r, i, 0});
+  }
+  return int(tail.size());
 }
 
 std::string group_decode_refusal(const pod_problem& p) {

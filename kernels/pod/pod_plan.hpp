@@ -95,11 +95,13 @@ inline constexpr const char* kPhaseNames[ItemSpan::kPhases] = {"c_ready", "c_q",
 // the SMs ws_prefill_sm picks, spread evenly over the SM ids; 0 the first ones by block index (v3.14). Notebook steps
 // 31-32, two H100s: mix B 0.436-0.440 ms against 0.478-0.531, A 0.396 against 0.432 on one and equal on the other,
 // C 2-4 % slower.
-inline constexpr const char* kTuningKnobs[9] = {"PODCHECK_CUDA_PREFILL_CTAS", "PODCHECK_CUDA_PREFILL_CHUNK",
-                                                "PODCHECK_CUDA_DECODE_CHUNK", "PODCHECK_CUDA_CTAS_PER_SM",
-                                                "PODCHECK_CUDA_WS",           "PODCHECK_CUDA_PREFILL_SMS",
-                                                "PODCHECK_CUDA_FP8_WIDE",     "PODCHECK_CUDA_GDEC",
-                                                "PODCHECK_CUDA_WS_ROLE"};
+// PODCHECK_CUDA_TAIL_SPLIT (0 / 1, default 0): in the split form, the prefill's partial last wave cut in KV pieces
+// (split_prefill_tail below; notebook step 33, not yet run).
+inline constexpr const char* kTuningKnobs[10] = {"PODCHECK_CUDA_PREFILL_CTAS", "PODCHECK_CUDA_PREFILL_CHUNK",
+                                                 "PODCHECK_CUDA_DECODE_CHUNK", "PODCHECK_CUDA_CTAS_PER_SM",
+                                                 "PODCHECK_CUDA_WS",           "PODCHECK_CUDA_PREFILL_SMS",
+                                                 "PODCHECK_CUDA_FP8_WIDE",     "PODCHECK_CUDA_GDEC",
+                                                 "PODCHECK_CUDA_WS_ROLE",      "PODCHECK_CUDA_TAIL_SPLIT"};
 struct PlanTuning {
   int prefill_ctas_per_sm = -1;  // -1: proportional to each side's work; else 0 .. ctas_per_sm
   int chunk_tokens[2] = {-1, -1};  // per side: -1 the planner's choice (or kv_chunk_tokens); 0 no split; > 0 tokens
@@ -148,6 +150,20 @@ struct SplitEnds {
   double prefill_us = 0, decode_us = 0;
 };
 SplitEnds ws_split_ends(const PodPlan& plan, int sms, int head_dim, int p, int groups = 0, int pipes_per_sm = 0);
+
+// The split form's partial last wave of prefill items (notebook step 33; opt-in, PODCHECK_CUDA_TAIL_SPLIT=1). With
+// `ctas` prefill CTAs taking the plan's unsplit items in order, n % ctas items make a last wave that leaves the other
+// CTAs idle. Every item of the q-tiles (request, row_begin) among those last items, on every KV head, is cut in two
+// KV pieces (chunks 0 and 1 of 2, merged like a split-KV request's rows, which the merge rows of those q-tiles'
+// query rows ask for): the first piece a fraction f of the item's visible keys, the cut on 64 tokens, f chosen from
+// 0.55 .. 0.95 by the greedy model (tail_model_end) and taken only if the model's end falls by 1 % or more. Needs
+// tiles of whole query rows (rows % g == 0: a row's heads then lie in items of one q-tile) and an unsplit side.
+// Returns how many q-tiles were cut (0: the plan is unchanged).
+int split_prefill_tail(const pod_problem& p, int ctas, int rows, PodPlan& plan);
+// The greedy model split_prefill_tail judges by: items in their order, each to the CTA free first, an item costing
+// its planned KV tokens plus kTailItemTokens; the last CTA's end, in tokens.
+inline constexpr double kTailItemTokens = 160;  // + the plan's 32: ~3 us an item beside the decode (step 33's phases)
+double tail_model_end(const std::vector<WorkItem>& items, int ctas);
 
 // The split form's decode by groups of KV heads on tensor copies (pod_kernels.cuh, gd_cta; notebook step 21): a group
 // is kGroupDecodeHeads KV heads of one request and chunk, a copy stage kGroupDecodeTokens tokens of them (one page of

@@ -689,6 +689,34 @@ TEST_CASE("the split form's group decode (sm_90a): which decodes take it, and ea
   }
 }
 
+TEST_CASE("the split form's prefill tail cut in KV pieces (PODCHECK_CUDA_TAIL_SPLIT=1): merged right", "[gpu][sanitize]") {
+  require_gpu();
+  if (cc_major() != 9) PODCHECK_SKIP("the split form runs on sm_90a code only");
+  // Prefill SM counts whose last wave is partial and which the planner's model cuts (split_prefill_tail): 512 causal
+  // rows over 2,048 keys (128 items) on 20 SMs cut one q-tile, on 48 four; two ragged requests (136 items, the first
+  // with a partial last q-tile) on 18 SMs two. Each beside group decodes, judged; the cut seen in the run's stats.
+  CaseSpec s = bf16_h32kv8("tail-split");
+  s.prefill = dense_prefill(512, 2048);
+  s.decode = decode({1, 300, 2049, 640});
+  CaseSpec r = s;
+  r.name = "tail-split-ragged";
+  r.prefill = paged({300, 200}, {1500, 900}, MaskMode::causal);
+  const ScopedEnv ws("PODCHECK_CUDA_WS", "3");
+  const ScopedEnv cut("PODCHECK_CUDA_TAIL_SPLIT", "1");
+  for (const auto& [spec, p] : {std::pair{s, 20}, std::pair{s, 48}, std::pair{r, 18}}) {
+    if (p >= sm_count()) continue;
+    const std::string n = std::to_string(p);
+    const ScopedEnv sms("PODCHECK_CUDA_PREFILL_SMS", n.c_str());
+    const Case c = test::build_case(spec);
+    const RunOutcome ran = run_case(KernelHandle::builtin(), c, 0);
+    INFO(spec.name << " on " << p << " prefill SMs");
+    REQUIRE(ran.run.status == RunStatus::ran);
+    CHECK(ran.stats.max_splits_prefill == 2);
+    CHECK(ran.stats.merge_launched == 1);
+    check_case(c, spec.name + " PODCHECK_CUDA_PREFILL_SMS=" + n, 0, true);
+  }
+}
+
 TEST_CASE("a timeline launch (sm_90a split form): a span per item and per CTA, the SMs' clock, each prefill item's "
           "phases in their order",
           "[gpu]") {

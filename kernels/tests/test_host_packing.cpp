@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstddef>
 #include <map>
+#include <numeric>
 #include <random>
 #include <set>
 #include <tuple>
@@ -45,22 +46,33 @@ PodPlan plan_of(const CaseSpec& spec, int target_ctas, int only_side = 0) {
   pp.problem.only_side = only_side;
   return make_plan(pp.problem, target_ctas, 2);
 }
-// The plan of a shape given by its lengths alone, without inputs (a case with 8k-token decodes costs seconds of
-// random draws that the planner never reads): page size 16, no window, one prefill request (qo_len over kv_len,
-// causal) beside decodes of one query row each. The planner reads only the host arrays, so no page indices.
+// A shape given by its lengths alone, without inputs (a case with 8k-token decodes costs seconds of random draws
+// that the planner never reads): page size 16, no window, one prefill request (qo_len over kv_len, causal) beside
+// decodes of one query row each. The planner reads only the host arrays, so no page indices. LengthsProblem keeps
+// the arrays its pointers address (for planner calls after make_plan); plan_of_lengths gives its plan.
+struct LengthsProblem {
+  std::vector<std::int32_t> qo_p, kv_p, last_p, qo_d = {0}, kv_d = {0}, last_d;
+  pod_problem p{};
+  LengthsProblem(const LengthsProblem&) = delete;
+  LengthsProblem(int heads, int kv_heads, int qo_len, int kv_len, const std::vector<int>& decode_kv);
+};
 PodPlan plan_of_lengths(int heads, int kv_heads, int qo_len, int kv_len, const std::vector<int>& decode_kv,
                         int target_ctas, int ctas_per_sm) {
+  const LengthsProblem lp(heads, kv_heads, qo_len, kv_len, decode_kv);
+  return make_plan(lp.p, target_ctas, ctas_per_sm);
+}
+LengthsProblem::LengthsProblem(int heads, int kv_heads, int qo_len, int kv_len, const std::vector<int>& decode_kv) {
   const int ps = 16;
   auto pages = [&](int L) { return (L + ps - 1) / ps; };
   auto last = [&](int L) { return L == 0 ? 1 : L - (pages(L) - 1) * ps; };
-  const std::vector<std::int32_t> qo_p = {0, qo_len}, kv_p = {0, pages(kv_len)}, last_p = {last(kv_len)};
-  std::vector<std::int32_t> qo_d = {0}, kv_d = {0}, last_d;
+  qo_p = {0, qo_len};
+  kv_p = {0, pages(kv_len)};
+  last_p = {last(kv_len)};
   for (int L : decode_kv) {
     qo_d.push_back(qo_d.back() + 1);
     kv_d.push_back(kv_d.back() + pages(L));
     last_d.push_back(last(L));
   }
-  pod_problem p{};
   p.abi_version = POD_ABI_VERSION;
   p.num_qo_heads = heads;
   p.num_kv_heads = kv_heads;
@@ -78,7 +90,6 @@ PodPlan plan_of_lengths(int heads, int kv_heads, int qo_len, int kv_len, const s
   };
   fill(p.prefill, qo_p, kv_p, last_p, POD_MASK_CAUSAL);
   fill(p.decode, qo_d, kv_d, last_d, POD_MASK_NONE);
-  return make_plan(p, target_ctas, ctas_per_sm);
 }
 }  // namespace
 
@@ -722,6 +733,95 @@ TEST_CASE("plan tuning: a per-side chunk splits only that side, the role split o
   CHECK(make_plan(pp.problem, 40, 2, t).prefill_ctas_per_sm == 0);
   CHECK(make_plan(pp.problem, 4000, 2, t).side[1].chunk_tokens == 0);
   CHECK(make_plan(pp.problem, 4000, 2).side[1].chunk_tokens > 0);
+}
+
+TEST_CASE("the greedy model of a wave schedule, worked by hand", "[kernels][host]") {
+  std::vector<WorkItem> v(5);
+  for (WorkItem& w : v) w.cost = 100;
+  const double c = 100 + kTailItemTokens;
+  CHECK(tail_model_end(v, 2) == Approx(3 * c));  // 5 equal items on 2 CTAs: three rounds
+  CHECK(tail_model_end(v, 5) == Approx(c));
+  // the long one first (its CTA free at 660): the other takes short ones at 0, 260 and 520 (free at 780), and the
+  // fourth short one goes to the first CTA at 660, ending at 920
+  v[0].cost = 500;
+  CHECK(tail_model_end(v, 2) == Approx(500 + kTailItemTokens + c));
+}
+
+TEST_CASE("the split form's prefill tail: its q-tiles cut in two KV pieces, merged by their query rows",
+          "[kernels][host]") {
+  // Mix B: 1,024 causal rows at the end of 8,192 keys, 32 / 8 heads, 128-row items: 256 items, 8 per q-tile of 32
+  // query rows. On 92 prefill CTAs the last wave holds 256 - 2 x 92 = 72 items: the 9 q-tiles seeing the fewest keys
+  // (rows 0 .. 287), each on all 8 KV heads.
+  const LengthsProblem lp(32, 8, 1024, 8192, std::vector<int>(64, 4096));
+  PlanTuning t;
+  t.prefill_tile_rows = 128;
+  const PodPlan before = make_plan(lp.p, 132, 1, t);
+  REQUIRE(before.side[0].items.size() == 256);
+  REQUIRE(before.side[0].max_splits == 1);
+  PodPlan plan = before;
+  CHECK(split_prefill_tail(lp.p, 92, 128, plan) == 9);
+  const SidePlan& sp = plan.side[0];
+  CHECK(sp.items.size() == 256 + 72);
+  CHECK(sp.max_splits == 2);
+  CHECK(sp.part_base[0] == 0);
+  CHECK(sp.part_entries == 2 * 1024 * 32);
+  // each (KV head, q-tile): pieces covering [0, 8192) once; cut q-tiles in chunks 0 and 1 of 2, cut on 64 keys, the
+  // first piece 55-95 % of the keys the q-tile sees (its last row sees 7,168 + 32 (m + 1))
+  std::map<std::pair<int, int>, std::vector<WorkItem>> by;
+  for (const WorkItem& w : sp.items) by[{w.kv_head, w.row_begin}].push_back(w);
+  REQUIRE(by.size() == 256);
+  for (auto& [key, v] : by) {
+    const int m = key.second / 128, seen = 7168 + 32 * (m + 1);
+    std::sort(v.begin(), v.end(), [](const WorkItem& a, const WorkItem& b) { return a.kv_begin < b.kv_begin; });
+    CHECK(v.front().kv_begin == 0);
+    CHECK(v.back().kv_end == 8192);
+    if (m < 9) {
+      REQUIRE(v.size() == 2);
+      CHECK(v[0].kv_end == v[1].kv_begin);
+      CHECK(v[0].kv_end % 64 == 0);
+      CHECK(v[0].kv_end >= 0.55 * seen - 32);
+      CHECK(v[0].kv_end <= 0.95 * seen + 32);
+      CHECK((v[0].chunk == 0 && v[1].chunk == 1 && v[0].nchunks == 2 && v[1].nchunks == 2));
+    } else {
+      REQUIRE(v.size() == 1);
+      CHECK(v[0].nchunks == 1);
+    }
+  }
+  // the merge: each of rows 0 .. 287 once, after the decode's rows (none here: its 512 items fill the CTAs)
+  std::vector<int> rows;
+  for (const MergeRow& r : plan.merge_rows) {
+    CHECK(r.side == 0);
+    CHECK(r.request == 0);
+    rows.push_back(r.row);
+  }
+  std::sort(rows.begin(), rows.end());
+  std::vector<int> want(288);
+  std::iota(want.begin(), want.end(), 0);
+  CHECK(rows == want);
+  // the model's end falls, and stays above the work spread evenly over the CTAs
+  double work = 0;
+  for (const WorkItem& w : sp.items) work += w.cost + kTailItemTokens;
+  CHECK(tail_model_end(sp.items, 92) < 0.99 * tail_model_end(before.side[0].items, 92));
+  CHECK(tail_model_end(sp.items, 92) >= work / 92);
+  // no cut: whole waves (256 on 64), fewer items than CTAs, a side already split, q-tiles not of whole query rows
+  for (int ctas : {64, 128, 256, 300}) {
+    PodPlan q = before;
+    CHECK(split_prefill_tail(lp.p, ctas, 128, q) == 0);
+    CHECK(q.side[0].items.size() == 256);
+    CHECK(q.merge_rows.empty());
+  }
+  {
+    PodPlan q = before;
+    q.side[0].max_splits = 2;
+    CHECK(split_prefill_tail(lp.p, 92, 128, q) == 0);
+  }
+  {
+    const LengthsProblem g3(24, 8, 1024, 8192, {});
+    PodPlan q = make_plan(g3.p, 132, 1, t);
+    const std::size_t n = q.side[0].items.size();
+    CHECK(split_prefill_tail(g3.p, 92, 128, q) == 0);  // g = 3: a query row's heads straddle q-tiles
+    CHECK(q.side[0].items.size() == n);
+  }
 }
 
 TEST_CASE("RoPE ALiBi and soft cap are supported and their parameters packed (ABI 2)", "[kernels][host]") {
