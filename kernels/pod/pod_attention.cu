@@ -343,8 +343,7 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
   for (int si = 0; si < 2; ++si) {
     SideDev& sd = k.side[si];
     sd.s = *sides[si];
-    sd.n_items = (int)m.plan.side[si].items.size();
-    if (sd.n_items == 0) continue;
+    if (m.plan.side[si].items.empty()) continue;  // (n_items stays 0: params are value-initialised)
     upload_work(si);
     const double sc = double(sides[si]->sm_scale) * sides[si]->q_scale * sides[si]->k_scale;
     sd.scale_log2 = float(sc * 1.4426950408889634);

@@ -1152,6 +1152,7 @@ __device__ __forceinline__ void gd_producer(const KParams& P, unsigned char* pip
   const std::uint32_t base = smem_u32(pipe), full0 = base + G::bar_off, empty0 = full0 + 8 * kGdStages;
   int4* meta = reinterpret_cast<int4*>(pipe + G::meta_off);
   int k = 0;  // stages handed out
+  const std::uint64_t pol = kGdEvictFirst ? l2_evict_first() : 0;  // (PODCHECK_GD_EVICT_FIRST) the copies' L2 policy
   auto stage_out = [&](int4 mt, int page, int slot0, int head0, bool copy) {
     const int st = k % kGdStages;
     mbar_wait(empty0 + 8 * st, ((k / kGdStages) & 1) ^ 1);  // every consumer warp is done with its last use
@@ -1160,7 +1161,6 @@ __device__ __forceinline__ void gd_producer(const KParams& P, unsigned char* pip
       const std::uint32_t full = full0 + 8 * st, dst = base + st * G::stage;
       if (copy) {
         arrive_expect_tx(full, G::stage);
-        const std::uint64_t pol = kGdEvictFirst ? l2_evict_first() : 0;  // (PODCHECK_GD_EVICT_FIRST)
         auto load = [&](std::uint32_t to, const CUtensorMap* map, int col) {
           if constexpr (kGdEvictFirst) tma_load_4d_hint(to, map, col, slot0, head0, page, full, pol);
           else tma_load_4d(to, map, col, slot0, head0, page, full);
@@ -1448,8 +1448,9 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
       if (timed && got < SDv.n_items) put_phase(P, got, 3);  // the index taken (kWsEarly: an item ahead)
       if constexpr (kWsCtx)
         if (got < SDv.n_items) {
-          slots[jm].it = SDv.items[got];
-          slots[jm].c = item_ctx(P, SDv, slots[jm].it, ROWS);
+          const WorkItem w = SDv.items[got];
+          slots[jm].it = w;
+          slots[jm].c = item_ctx(P, SDv, w, ROWS);
         }
       mbar_arrive(item_full(jm));  // (kWsCtx) releases the slot's item and context with the index
     };
