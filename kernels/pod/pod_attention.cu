@@ -90,7 +90,12 @@
 //                   thread's loads before its first conversion. Mix A-e4m3 on the H100, same call, two rounds:
 //                   fused 0.410-0.415 -> 0.359-0.363 ms, prefill alone 0.197-0.199 -> 0.178-0.181, decode alone
 //                   0.245-0.248 -> 0.234-0.235; 16-bit mix A unchanged. The same operations on the same values.
-//   v3.15 (this file) notebook step 32: in the split form the prefill CTAs are those on SMs spread evenly over
+//   v3.16 (this file) notebook steps 33-34: the warp-specialised prefill's producer hands each item and its context
+//                   over in shared memory (PODCHECK_WS_CTX=1), and the group decode's tensor copies are L2
+//                   evict-first (PODCHECK_GD_EVICT_FIRST=1). One H100, two rounds against v3.15's module: fused A
+//                   0.404-0.406 -> 0.394-0.397 ms, C 0.409-0.413 -> 0.390-0.391, B 0.445 -> 0.440-0.443. The same
+//                   operations on the same values.
+//   v3.15            notebook step 32: in the split form the prefill CTAs are those on SMs spread evenly over
 //                   the SM ids (ws_prefill_sm; PODCHECK_CUDA_WS_ROLE=0 keeps v3.14's first CTAs by index). Two H100s,
 //                   alternating processes: fused B 0.478-0.490 -> 0.436-0.438 ms and 0.528-0.531 -> 0.438-0.440,
 //                   A 0.432-0.433 -> 0.396 and equal, C 2-4 % slower. Outputs bit for bit v3.14's (each item's
@@ -552,7 +557,7 @@ thread_local std::string g_last_error;
 
 extern "C" const pod_kernel_info* podcheck_kernel_info(void) {
   static const pod_kernel_info info{POD_ABI_VERSION, podcheck::kernels::kKernelName, podcheck::kernels::kKernelVersion,
-                                    "fused POD v3.15: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill (16-bit and fp8 KV), fp8 decode in 16-byte copies, shared memory addressed as such (LDS / STS), warp-specialised prefill-only launches and fused ones whose decode qualifies (SMs split by side, the decode by KV-head groups on tensor copies; PODCHECK_CUDA_WS=1: the fused kernel), decode split over warps (page lookups a tile ahead, xor-swizzled tiles), cp.async pipelines (128-byte L2 prefetch), ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
+                                    "fused POD v3.16: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill (16-bit and fp8 KV), fp8 decode in 16-byte copies, shared memory addressed as such (LDS / STS), warp-specialised prefill-only launches and fused ones whose decode qualifies (SMs split by side, the decode by KV-head groups on tensor copies; PODCHECK_CUDA_WS=1: the fused kernel), decode split over warps (page lookups a tile ahead, xor-swizzled tiles), cp.async pipelines (128-byte L2 prefetch), ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
   return &info;
 }
 

@@ -928,9 +928,9 @@ constexpr bool kWsTma = PODCHECK_WS_TMA != 0;
 // producer's cp.async traffic in the same SM. Notebook step 32: an item costs ~5-7 us beyond its tiles, and this is
 // one candidate; the timeline's phase c_ready measures it. Measured (H100, step 33, one process): the item's start
 // (index, item and context ready) 0.38 -> 0.19 us, prefill alone A 0.113 -> 0.107 ms, fused A 0.400 -> 0.394, B 0.449
-// -> 0.439; the quick tier passes. Opt-in until it has run the GPU tests and sanitizers (step 33's next call).
+// -> 0.439; the quick tier passes. The default from v3.16 (0: v3.15's loads).
 #ifndef PODCHECK_WS_CTX
-#define PODCHECK_WS_CTX 0
+#define PODCHECK_WS_CTX 1
 #endif
 constexpr bool kWsCtx = PODCHECK_WS_CTX != 0;
 // K > 0 (with PODCHECK_WS_CTX): the producer's thread 0 takes the next item's index, item and context when it has
@@ -1010,9 +1010,9 @@ constexpr int kWsConsumerRegs = (65536 - 128 * kWsProducerRegs) / 256 / 8 * 8 > 
 // rate it evicts from L2 what the prefill's items read again (their KV, 16 or more times each): beside the decode the
 // prefill's 32-tile items take 50-56 us against 37.5-40.5 alone (notebook step 32). Measured (H100, step 33, two
 // rounds alternating with the tree): fused A 0.399 -> 0.389-0.393 ms, C 0.403-0.405 -> 0.385-0.389, B unchanged; the
-// quick tier passes. Opt-in until it has run the GPU tests and the default tier (step 33's next call).
+// quick tier passes. The default from v3.16 (0: no policy, as v3.15).
 #ifndef PODCHECK_GD_EVICT_FIRST
-#define PODCHECK_GD_EVICT_FIRST 0
+#define PODCHECK_GD_EVICT_FIRST 1
 #endif
 constexpr bool kGdEvictFirst = PODCHECK_GD_EVICT_FIRST != 0;
 // (split SMs) the group decode's pipelines (gd_cta below): their constants and shared-memory layout
