@@ -1015,6 +1015,18 @@ constexpr int kWsConsumerRegs = (65536 - 128 * kWsProducerRegs) / 256 / 8 * 8 > 
 #define PODCHECK_GD_EVICT_FIRST 1
 #endif
 constexpr bool kGdEvictFirst = PODCHECK_GD_EVICT_FIRST != 0;
+// 1: a prefill item's output goes through shared memory: the consumer threads write their O rows there (the same
+// scaled and rounded values as by default), and one warp of each consumer hands the rows to bulk copies (one per
+// packed row) that write them to global memory while the consumers start their next item; by default each thread
+// stores its 4-byte pairs itself. Notebook step 34: those stores took 2 us an item alone and 4.7 us beside the
+// decode (11 us in the launch's first wave), waiting behind the SM's copies. Final outputs only (a split item's
+// partial rows keep the stores), 16-byte-aligned rows, and only where the padded rows (2 x 64 x (2 D + 16) bytes) fit
+// beside a ring of unchanged depth: the split form and the prefill-only form, not the co-resident fused kernel.
+// Opt-in; built (sm_90a: no C7513 / C7514; spills 8 / 8 bytes in the prefill-only form, 0 without it), not yet run.
+#ifndef PODCHECK_WS_OSTAGE
+#define PODCHECK_WS_OSTAGE 0
+#endif
+constexpr bool kWsOStage = PODCHECK_WS_OSTAGE != 0;
 // (split SMs) the group decode's pipelines (gd_cta below): their constants and shared-memory layout
 constexpr int kGdHeads = kGroupDecodeHeads, kGdStages = 3, kGdPipes = 2, kGdTokens = kGroupDecodeTokens;
 constexpr int kGdFirst = 1, kGdLast = 2, kGdEmpty = 4, kGdEnd = 8;  // a stage's meta flags
@@ -1033,7 +1045,7 @@ struct WsItemSlot {
   WorkItem it;
   ItemCtx c;
 };
-// Layout: K / V ring | Q tile | (kWsCoResident) the decode warpgroup's region | mbarriers | item ring and decode slots
+// Layout: K / V ring | Q tile | (kWsOStage) the output rows | (kWsCoResident) the decode warpgroup's region | mbarriers | item ring and decode slots
 // | (kWsCtx) the ring's two WsItemSlots;
 // kWsSplitSms: the mbarriers after the largest of that, a decode CTA's three regions and the group decode's pipelines.
 template <int D, int MODE> struct WsSmem {
@@ -1052,6 +1064,13 @@ template <int D, int MODE> struct WsSmem {
   static constexpr int ring_max = (kMax - q_bytes - dec_bytes) / stage;
   static constexpr int NS_fit = ring_max < 2 ? 2 : ring_max > 4 ? 4 : ring_max;
   static constexpr int NS = FUSED && PODCHECK_WSF_PREFILL_STAGES > 0 ? PODCHECK_WSF_PREFILL_STAGES : NS_fit;  // ring depth
+  // (kWsOStage) the consumers' output rows: 64 a consumer, each D * 2 bytes padded by 16 (a warp's 4-byte writes
+  // from its mma fragments, 8 rows x 4 columns, fall in 32 distinct banks); kept only where the ring keeps its depth
+  static constexpr int o_row = D * 2 + 16;
+  static constexpr int o_want = 2 * 64 * o_row;
+  static constexpr int ring_max_o = (kMax - q_bytes - dec_bytes - o_want) / stage;
+  static constexpr bool OST = kWsOStage && !FUSED && ring_max_o >= NS;
+  static constexpr int o_bytes = OST ? o_want : 0;
   // (split SMs) a decode CTA's three warpgroups: regions of the fused kernel's decode layout, one per warpgroup; a
   // prefill CTA's two consumers, once the prefill queue is empty: two regions of 2 stages in the ring and Q tile
   static constexpr int dec3_bytes = MODE == kWsSplitSms ? 3 * Smem<D, __half>::dec_bytes : 0;
@@ -1061,7 +1080,8 @@ template <int D, int MODE> struct WsSmem {
                              : Smem<D, __half>::dec_bytes_of(3) <= NS * stage + q_bytes  ? 3
                                                                                          : 2;
   static constexpr int q_off = NS * stage;
-  static constexpr int dec_off = q_off + q_bytes;
+  static constexpr int o_off = q_off + q_bytes;  // (OST) the output rows
+  static constexpr int dec_off = o_off + o_bytes;
   static constexpr int body0 = dec_off + dec_bytes > dec3_bytes ? dec_off + dec_bytes : dec3_bytes;
   // (split SMs) a decode CTA on the group path: its pipelines' regions
   static constexpr int body = MODE == kWsSplitSms && GdSmem<D>::bytes > body0 ? GdSmem<D>::bytes : body0;
@@ -1071,7 +1091,7 @@ template <int D, int MODE> struct WsSmem {
   static constexpr int ctx_off = item_off + 32;          // (kWsCtx) WsItemSlot[2]
   static constexpr int ctx_bytes = kWsCtx ? int(2 * sizeof(WsItemSlot)) : 0;
   static constexpr int bytes = 1024 + ctx_off + ctx_bytes;  // + 1024: aligned to 1024 bytes (the swizzle)
-  static_assert(kv_block % 1024 == 0 && q_bytes % 16 == 0 && dec_bytes % 16 == 0 && q_block % 1024 == 0,
+  static_assert(kv_block % 1024 == 0 && q_bytes % 16 == 0 && o_bytes % 16 == 0 && dec_bytes % 16 == 0 && q_block % 1024 == 0,
                 "aligned blocks");
   static_assert(MODE == kWsPrefillOnly || (MODE == kWsSplitSms ? 2 : 1) * Smem<D, __half>::dec_bytes_of(DS1) <=
                                            NS * stage + q_bytes,
@@ -1835,7 +1855,40 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
     }
     if (timed && tid == 128) put_phase(P, idx, 2);
     if (n_tiles == 0 || kWsFsum || kWsDefer) release_q();  // no S at all, or an order that releases after the item
-    if (wrow0 < c.packed) {
+    // (kWsOStage) a final output whose rows are 16-byte aligned (base and strides; read from the kernel's parameters
+    // here, not kept in registers across the item)
+    if (L::OST && it.nchunks == 1 &&
+        ((reinterpret_cast<std::uintptr_t>(SDv.s.o) |
+          std::uintptr_t(SDv.s.o_stride_row | SDv.s.o_stride_head) * sizeof(QT)) & 15) == 0) {
+      // (kWsOStage) the consumer's 64 rows through shared memory, then a bulk copy per packed row from warp 0's lanes
+      const int cr0 = it.row_begin + cw * 64;  // the consumer's first packed row
+      if (warp == 0) bulk_wait_read();  // the previous item's copies have read the rows
+      named_sync(7 + cw, 128);
+      if (wrow0 < c.packed) {
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+          if (M.prow[hr] >= c.packed) continue;
+          const RowOut<D, QT> w = row_out<D, QT>(P, SDv, it, c.q_start, c.qo_len, M.prow[hr], m[hr], d[2 * hr]);
+          std::uint32_t* orow = reinterpret_cast<std::uint32_t*>(smem + L::o_off + (M.prow[hr] - it.row_begin) * L::o_row);
+#pragma unroll
+          for (int nn = 0; nn < NT_D; ++nn) orow[nn * 4 + tq] = Pack2<QT>::pack(o[nn][hr * 2] * w.f, o[nn][hr * 2 + 1] * w.f);
+          if (tq == 0) w.put_lse();
+        }
+      }
+      fence_async_smem();  // the rows, written by ordinary stores, visible to the bulk copies' reads
+      named_sync(7 + cw, 128);
+      if (warp == 0) {
+        for (int r = lane; r < 64; r += 32) {
+          const int prow = cr0 + r;
+          if (prow >= c.packed) continue;
+          const int i = P.gdiv.div(prow), h = it.kv_head * P.group + P.gdiv.mod(prow, i);
+          QT* dst = static_cast<QT*>(SDv.s.o) + (std::int64_t)(c.q_start + i) * SDv.s.o_stride_row +
+                    (std::int64_t)h * SDv.s.o_stride_head;
+          bulk_store(dst, sbase + L::o_off + (cw * 64 + r) * L::o_row, D * 2);
+        }
+        bulk_commit();
+      }
+    } else if (wrow0 < c.packed) {
 #pragma unroll
       for (int hr = 0; hr < 2; ++hr) {
         if (M.prow[hr] >= c.packed) continue;
@@ -1847,6 +1900,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
     }
     if (timed && tid == 128) put_span(P, t_item, idx, 0, 0, NC);
   }
+  if (L::OST && warp == 0) bulk_wait_read();  // (kWsOStage) the last copies have read the rows: the CTA may end
   if (PP && cw == 0) named_sync(1, 256);
   if constexpr (MODE != kWsPrefillOnly) {  // the prefill queue is empty and the ring read: decode items there
     // (split SMs) the two consumers read the same stages and Q tile, unsynchronised: the first one done must not

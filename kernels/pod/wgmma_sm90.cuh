@@ -127,6 +127,16 @@ __device__ __forceinline__ std::uint64_t l2_evict_first() {
 // the consumers take them. Every warp of the warpgroup executes it; the kernel needs a register cap at entry.
 template <int N> __device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N)); }
 template <int N> __device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N)); }
+// A bulk copy of `bytes` (a multiple of 16; both addresses 16-byte aligned) from shared to global memory, in the
+// issuing thread's bulk group. The writes to its source must have been made visible to the async proxy
+// (fence_async_smem by each writer, then a barrier); bulk_commit closes the thread's group, and bulk_wait_read
+// waits until every group it committed has read its source (the shared memory may then be written again).
+__device__ __forceinline__ void bulk_store(void* gdst, std::uint32_t ssrc, int bytes) {
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(gdst), "r"(ssrc), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
 // A barrier among `count` threads of the CTA (named barrier `id`, 1..15; 0 is __syncthreads').
 __device__ __forceinline__ void named_sync(int id, int count) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
