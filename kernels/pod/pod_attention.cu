@@ -243,6 +243,7 @@ struct PreparedPod::Impl {
   std::string gdec_why_not;  // (split form) why the group decode does not run, "" when it does or was not asked
   const MergeRow* merge_rows = nullptr;
   int n_merge = 0;
+  std::size_t n_pair_flags = 0;  // (PODCHECK_CUDA_TAIL_SPLIT=2) KParams::pair_flags' ints
   std::vector<void*> owned;
   ~Impl() {
     for (void* p : owned) cudaFree(p);  // no throw from a destructor; errors surface on the next call
@@ -337,6 +338,14 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
     for (const WorkItem& w : sp.items) nch[w.request] = std::max(nch[w.request], w.nchunks);
     sd.nchunks = upload(nch, m.owned);
     sd.part_base = upload(sp.part_base, m.owned);
+    if (si == 0 && !sp.pair_slot.empty()) k.pair_slot = upload(sp.pair_slot, m.owned);
+    if (si == 0 && sp.n_pair_slots > 0) {  // (PODCHECK_CUDA_TAIL_SPLIT=2) the pairs' flags, zeroed by enqueue
+      void* ptr = nullptr;
+      m.n_pair_flags = sp.n_pair_slots * kPairFlagsPerSlot;
+      CUDA_CHECK(cudaMalloc(&ptr, m.n_pair_flags * sizeof(int)));
+      m.owned.push_back(ptr);
+      k.pair_flags = static_cast<int*>(ptr);
+    }
     if (sp.part_entries > 0) {
       void* ptr = nullptr;
       CUDA_CHECK(cudaMalloc(&ptr, sp.part_entries * sizeof(float) * (p.head_dim + 1)));
@@ -392,9 +401,13 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
                         : k.gdec ? ws_split_sms_gdec(m.plan, sms, p.head_dim, k.gdec_n, kGdPipes)
                                  : ws_split_sms(m.plan, sms, p.head_dim);
     k.ws_role_by_sm = env_knob(kTuningKnobs[8], 0, 1, 1) != 0;  // unset: 1 (v3.15)
-    // (PODCHECK_CUDA_TAIL_SPLIT=1, opt-in) the prefill's partial last wave cut in KV pieces for those CTAs
-    if (env_knob(kTuningKnobs[9], 0, 1, 1) == 1 && prefill_runs &&
-        split_prefill_tail(p, k.ws_prefill_ctas, kWsRowsOf[m.ws_form], m.plan) > 0)
+    // (PODCHECK_CUDA_TAIL_SPLIT=1 or 2, opt-in) the prefill's partial last wave cut in KV pieces for those CTAs, merged
+    // after the launch (1) or in it (2)
+    const int tail = env_knob(kTuningKnobs[9], 0, 2, 1);
+    if (tail == 2 && !kWsPairMerge)
+      throw std::invalid_argument(std::string(kTuningKnobs[9]) +
+                                  "=2: this build merges no pieces in the launch (build with PODCHECK_WS_PAIR_MERGE=1)");
+    if (tail > 0 && prefill_runs && split_prefill_tail(p, k.ws_prefill_ctas, kWsRowsOf[m.ws_form], m.plan, tail == 2) > 0)
       upload_work(0);
   }
 #if PODCHECK_WS_TMA
@@ -440,6 +453,7 @@ namespace {
 // Counter reset, the fused kernel with parameters k, the merge when a request was split.
 void enqueue(const PreparedPod::Impl& m, const KParams& k, cudaStream_t stream) {
   CUDA_CHECK(cudaMemsetAsync(k.counters, 0, (2 + kMaxSms) * sizeof(int), stream));
+  if (m.n_pair_flags > 0) CUDA_CHECK(cudaMemsetAsync(k.pair_flags, 0, m.n_pair_flags * sizeof(int), stream));
   void* args[] = {const_cast<KParams*>(&k)};
   CUDA_CHECK(cudaLaunchKernel(m.kern.fused, dim3(m.grid), dim3(m.threads), args, m.kern.smem, stream));
   CUDA_CHECK(cudaGetLastError());

@@ -74,6 +74,12 @@ struct KParams {
   int timeline_cap;
   // (timeline launches) 8 stamps per prefill item, zeroed: pod_ws_kernel's phases of it (put_phase, ItemSpan::ph)
   std::uint64_t* timeline_phases;
+  // (PODCHECK_CUDA_TAIL_SPLIT=2, PODCHECK_WS_PAIR_MERGE builds) null, or per prefill item -1 or its pair slot; per
+  // slot and consumer warp (8: 2 consumers x 4 warps) two flags, zeroed before each launch: [0] the pieces' warps
+  // past their tiles, [1] set once the first one's partial rows are written. Last in the struct: the default build's
+  // parameter offsets stay as they were.
+  const std::int32_t* pair_slot;
+  int* pair_flags;
 };
 
 // ---- element types: Pack2 in kernels/pod/tile_softmax.cuh ------------------------------------------
@@ -452,6 +458,55 @@ __device__ __forceinline__ RowOut<D, QT> row_out(const KParams& P, const SideDev
     r.lse = P.lse_base_e ? (empty ? -INFINITY : lse2 * 0.69314718055994531f) : lse2;
   }
   return r;
+}
+
+// (PODCHECK_CUDA_TAIL_SPLIT=2) A cut item's piece that ends second: packed row prow's output and LSE from the other
+// piece's partial state (written, fenced and flagged before this runs; read through L2) and this piece's own (mrow,
+// drow and the thread's O columns 8 nn + 2 tq of row half hr), combined in chunk order with pod_merge_kernel's
+// operations, as if this piece's partial row had been stored and both merged after the launch.
+template <int D, class QT, int NT>
+__device__ __forceinline__ void pair_merge_row(const KParams& P, const SideDev& SDv, const WorkItem& it, int q_start,
+                                               int qo_len, int prow, float mrow, float drow, const float (&o)[NT][4],
+                                               int hr, int tq) {
+  const pod_side& S = SDv.s;
+  const int H = P.num_qo_heads;
+  const int i = P.gdiv.div(prow);
+  const int h = it.kv_head * P.group + P.gdiv.mod(prow, i);
+  const bool own_empty = !(drow > 0.f);
+  const float own_lse = own_empty ? -INFINITY : mrow + log2f(drow);
+  const float inv = own_empty ? 0.f : 1.f / drow;
+  const std::int64_t e_other = SDv.part_base[it.request] + ((std::int64_t)(1 - it.chunk) * qo_len + i) * H + h;
+  const float other_lse = __ldcg(SDv.part_lse + e_other);
+  const float l0 = it.chunk == 0 ? own_lse : other_lse, l1 = it.chunk == 0 ? other_lse : own_lse;
+  const float mxl = fmaxf(fmaxf(-INFINITY, l0), l1);
+  float wsum = 0.f;
+  wsum += (mxl == -INFINITY) ? 0.f : exp2f(l0 - mxl);
+  wsum += (mxl == -INFINITY) ? 0.f : exp2f(l1 - mxl);
+  const bool empty = !(wsum > 0.f);
+  const float f = empty ? 0.f : S.v_scale / wsum;
+  const float w0 = empty ? 0.f : exp2f(l0 - mxl), w1 = empty ? 0.f : exp2f(l1 - mxl);
+  QT* dst = static_cast<QT*>(S.o) + (std::int64_t)(q_start + i) * S.o_stride_row + (std::int64_t)h * S.o_stride_head;
+  const float* other = SDv.part_o + e_other * D;
+#pragma unroll
+  for (int nn = 0; nn < NT; ++nn) {
+    const int col = nn * 8 + 2 * tq;
+    const float2 vo = __ldcg(reinterpret_cast<const float2*>(other + col));
+    const float2 vs = make_float2(o[nn][hr * 2] * inv, o[nn][hr * 2 + 1] * inv);  // this piece's partial values
+    const float2 v0 = it.chunk == 0 ? vs : vo, v1 = it.chunk == 0 ? vo : vs;
+    float a0 = 0.f, a1 = 0.f;
+    if (!empty) {
+      a0 += w0 * v0.x;
+      a1 += w0 * v0.y;
+      a0 += w1 * v1.x;
+      a1 += w1 * v1.y;
+    }
+    *reinterpret_cast<std::uint32_t*>(dst + col) = Pack2<QT>::pack(a0 * f, a1 * f);
+  }
+  if (tq == 0 && S.lse) {
+    const float lse2 = empty ? -INFINITY : mxl + log2f(wsum);
+    S.lse[(std::int64_t)(q_start + i) * S.lse_stride_row + h] =
+        P.lse_base_e ? (empty ? -INFINITY : lse2 * 0.69314718055994531f) : lse2;
+  }
 }
 
 // Loads packed query rows [row_begin, row_begin + rows) into padded smem rows (zeros past the request).
@@ -1857,7 +1912,43 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
     if (n_tiles == 0 || kWsFsum || kWsDefer) release_q();  // no S at all, or an order that releases after the item
     // (kWsOStage) a final output whose rows are 16-byte aligned (base and strides; read from the kernel's parameters
     // here, not kept in registers across the item)
-    if (L::OST && it.nchunks == 1 &&
+    int pslot = -1;  // (PODCHECK_WS_PAIR_MERGE builds, split form) a cut item's pair slot
+    if constexpr (kWsPairMerge && MODE == kWsSplitSms)
+      if (P.pair_slot != nullptr && it.nchunks == 2) pslot = P.pair_slot[idx];
+    if (pslot >= 0) {
+      // (PODCHECK_CUDA_TAIL_SPLIT=2) a cut item's piece: per warp, the first of the two pieces to get here writes its
+      // partial rows and then flags them; the second waits for the flag (the first is past its tiles and waits on
+      // nothing), merges and writes the output. Both pieces' warp w covers the same 16 packed rows.
+      if (wrow0 < c.packed) {
+        int* fl = P.pair_flags + ((std::int64_t)pslot * 8 + cw * 4 + warp) * 2;
+        int first = 0;
+        if (lane == 0) first = atomicAdd(fl, 1) == 0;
+        first = __shfl_sync(0xffffffffu, first, 0);
+        if (first) {
+#pragma unroll
+          for (int hr = 0; hr < 2; ++hr) {
+            if (M.prow[hr] >= c.packed) continue;
+            const RowOut<D, QT> w = row_out<D, QT>(P, SDv, it, c.q_start, c.qo_len, M.prow[hr], m[hr], d[2 * hr]);
+#pragma unroll
+            for (int nn = 0; nn < NT_D; ++nn) w.put(nn * 8 + 2 * tq, o[nn][hr * 2], o[nn][hr * 2 + 1]);
+            if (tq == 0) w.put_lse();
+          }
+          __threadfence();  // this lane's partial rows, before the flag
+          __syncwarp();
+          if (lane == 0) atomicExch(fl + 1, 1);
+        } else {
+          if (lane == 0)
+            while (atomicAdd(fl + 1, 0) == 0) {
+            }
+          __syncwarp();
+          __threadfence();
+#pragma unroll
+          for (int hr = 0; hr < 2; ++hr)
+            if (M.prow[hr] < c.packed)
+              pair_merge_row<D, QT>(P, SDv, it, c.q_start, c.qo_len, M.prow[hr], m[hr], d[2 * hr], o, hr, tq);
+        }
+      }
+    } else if (L::OST && it.nchunks == 1 &&
         ((reinterpret_cast<std::uintptr_t>(SDv.s.o) |
           std::uintptr_t(SDv.s.o_stride_row | SDv.s.o_stride_head) * sizeof(QT)) & 15) == 0) {
       // (kWsOStage) the consumer's 64 rows through shared memory, then a bulk copy per packed row from warp 0's lanes

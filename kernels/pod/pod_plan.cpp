@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <queue>
+#include <tuple>
 
 namespace podcheck::kernels {
 
@@ -233,7 +234,7 @@ double tail_model_end(const std::vector<WorkItem>& items, int ctas) {
   return end;
 }
 
-int split_prefill_tail(const pod_problem& p, int ctas, int rows, PodPlan& plan) {
+int split_prefill_tail(const pod_problem& p, int ctas, int rows, PodPlan& plan, bool merge_in_launch) {
   SidePlan& sp = plan.side[0];
   const pod_side& s = p.prefill;
   const int n = int(sp.items.size());
@@ -285,7 +286,18 @@ int split_prefill_tail(const pod_problem& p, int ctas, int rows, PodPlan& plan) 
       sp.part_base[r] = sp.part_entries;
       sp.part_entries += std::int64_t(2) * qo_len * p.num_qo_heads;
     }
-    for (int i = rb / g; i < std::min(qo_len, (rb + rows) / g); ++i) plan.merge_rows.push_back({0, r, i, 0});
+    if (!merge_in_launch)
+      for (int i = rb / g; i < std::min(qo_len, (rb + rows) / g); ++i) plan.merge_rows.push_back({0, r, i, 0});
+  }
+  if (merge_in_launch) {  // the cut pieces (the side was unsplit: every item of 2 chunks is one) paired by their tile
+    std::map<std::tuple<int, int, int>, int> slot;
+    sp.pair_slot.assign(sp.items.size(), -1);
+    for (std::size_t i = 0; i < sp.items.size(); ++i) {
+      const WorkItem& w = sp.items[i];
+      if (w.nchunks != 2) continue;
+      sp.pair_slot[i] = slot.try_emplace({w.request, w.row_begin, w.kv_head}, int(slot.size())).first->second;
+    }
+    sp.n_pair_slots = int(slot.size());
   }
   return int(tail.size());
 }

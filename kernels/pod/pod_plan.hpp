@@ -50,6 +50,10 @@ struct SidePlan {
   int chunk_tokens = 0;                 // 0: no split
   int max_splits = 1;
   double cost = 0;                      // sum of item costs
+  // (split_prefill_tail with the merge in the launch) per item: -1, or the pair slot of a cut item's two pieces
+  // (both pieces of one (request, row_begin, kv_head) share it); n_pair_slots slots in all
+  std::vector<std::int32_t> pair_slot;
+  int n_pair_slots = 0;
 };
 
 // One CTA's record of one work item in a timeline launch (PreparedPod::launch_timeline; item -1: the CTA's whole
@@ -95,8 +99,10 @@ inline constexpr const char* kPhaseNames[ItemSpan::kPhases] = {"c_ready", "c_q",
 // the SMs ws_prefill_sm picks, spread evenly over the SM ids; 0 the first ones by block index (v3.14). Notebook steps
 // 31-32, two H100s: mix B 0.436-0.440 ms against 0.478-0.531, A 0.396 against 0.432 on one and equal on the other,
 // C 2-4 % slower.
-// PODCHECK_CUDA_TAIL_SPLIT (0 / 1, default 0): in the split form, the prefill's partial last wave cut in KV pieces
-// (split_prefill_tail below; notebook step 33, not yet run).
+// PODCHECK_CUDA_TAIL_SPLIT (0 / 1 / 2, default 0): in the split form, the prefill's partial last wave cut in KV pieces
+// (split_prefill_tail below): 1 merged by the merge kernel after the launch (notebook step 34: B 0.447-0.448 ms against
+// 0.440-0.442, the merge launch costing more than the cut gains), 2 merged inside the launch by whichever piece ends
+// second (step 34; not yet run).
 inline constexpr const char* kTuningKnobs[10] = {"PODCHECK_CUDA_PREFILL_CTAS", "PODCHECK_CUDA_PREFILL_CHUNK",
                                                  "PODCHECK_CUDA_DECODE_CHUNK", "PODCHECK_CUDA_CTAS_PER_SM",
                                                  "PODCHECK_CUDA_WS",           "PODCHECK_CUDA_PREFILL_SMS",
@@ -158,10 +164,22 @@ SplitEnds ws_split_ends(const PodPlan& plan, int sms, int head_dim, int p, int g
 // query rows ask for): the first piece a fraction f of the item's visible keys, the cut on 64 tokens, f chosen from
 // 0.55 .. 0.95 by the greedy model (tail_model_end) and taken only if the model's end falls by 1 % or more. Needs
 // tiles of whole query rows (rows % g == 0: a row's heads then lie in items of one q-tile) and an unsplit side.
-// Returns how many q-tiles were cut (0: the plan is unchanged).
-int split_prefill_tail(const pod_problem& p, int ctas, int rows, PodPlan& plan);
+// merge_in_launch (PODCHECK_CUDA_TAIL_SPLIT=2): no merge rows; instead each cut item's two pieces share a pair slot
+// (SidePlan::pair_slot), and in the launch the piece that ends first writes its partial state and the other merges
+// it with its own and writes the output (pod_ws_kernel). Returns how many q-tiles were cut (0: the plan is unchanged).
+int split_prefill_tail(const pod_problem& p, int ctas, int rows, PodPlan& plan, bool merge_in_launch = false);
 // The greedy model split_prefill_tail judges by: items in their order, each to the CTA free first, an item costing
 // its planned KV tokens plus kTailItemTokens; the last CTA's end, in tokens.
+// (merge_in_launch) KParams::pair_flags' ints per pair slot: two for each of the split form's 8 consumer warps
+inline constexpr int kPairFlagsPerSlot = 2 * 8;
+// 1: builds whose split-form kernel merges a cut item's pieces in the launch (pod_ws_kernel's paired epilogue), which
+// PODCHECK_CUDA_TAIL_SPLIT=2 needs (PreparedPod refuses it otherwise). A build switch, off by default: the paired
+// epilogue's code raises the split form's spills from 56 / 64 to 60 / 88 bytes (sm_90a, ptxas), a cost every launch
+// would pay untimed. Notebook step 34; built, not yet run.
+#ifndef PODCHECK_WS_PAIR_MERGE
+#define PODCHECK_WS_PAIR_MERGE 0
+#endif
+inline constexpr bool kWsPairMerge = PODCHECK_WS_PAIR_MERGE != 0;
 inline constexpr double kTailItemTokens = 160;  // + the plan's 32: ~3 us an item beside the decode (step 33's phases)
 double tail_model_end(const std::vector<WorkItem>& items, int ctas);
 

@@ -13,6 +13,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdlib>
+#include <stdexcept>
 
 using namespace podcheck;
 using namespace podcheck::kernels;
@@ -714,6 +715,62 @@ TEST_CASE("the split form's prefill tail cut in KV pieces (PODCHECK_CUDA_TAIL_SP
     CHECK(ran.stats.max_splits_prefill == 2);
     CHECK(ran.stats.merge_launched == 1);
     check_case(c, spec.name + " PODCHECK_CUDA_PREFILL_SMS=" + n, 0, true);
+  }
+}
+
+TEST_CASE("the split form's prefill tail merged in the launch (PODCHECK_CUDA_TAIL_SPLIT=2): right twice in a row, "
+          "or refused by a build without it",
+          "[gpu][sanitize]") {
+  require_gpu();
+  if (cc_major() != 9) PODCHECK_SKIP("the split form runs on sm_90a code only");
+  // The launches of the test above, each cut item's pieces merged by whichever ends second (pod_ws_kernel's paired
+  // epilogue). Each launched twice on one PreparedPod, the outputs poisoned between: the second launch's pairs start
+  // from flags the first left set, unless every launch zeroes them.
+  CaseSpec s = bf16_h32kv8("tail-split-in-launch");
+  s.prefill = dense_prefill(512, 2048);
+  s.decode = decode({1, 300, 2049, 640});
+  CaseSpec r = s;
+  r.name = "tail-split-in-launch-ragged";
+  r.prefill = paged({300, 200}, {1500, 900}, MaskMode::causal);
+  const ScopedEnv ws("PODCHECK_CUDA_WS", "3");
+  const ScopedEnv cut("PODCHECK_CUDA_TAIL_SPLIT", "2");
+  if (!kWsPairMerge) {  // the default build: the knob refused with its reason, not run unmerged
+    const ScopedEnv sms("PODCHECK_CUDA_PREFILL_SMS", "20");
+    const Case c = test::build_case(s);
+    DeviceCase dc(c);
+    bool refused = false;
+    try {
+      const PreparedPod pod(dc.problem());
+    } catch (const std::invalid_argument& e) {
+      refused = std::string(e.what()).find("PODCHECK_WS_PAIR_MERGE=1") != std::string::npos;
+    }
+    CHECK(refused);
+    return;
+  }
+  for (const auto& [spec, p] : {std::pair{s, 20}, std::pair{s, 48}, std::pair{r, 18}}) {
+    if (p >= sm_count()) continue;
+    const std::string n = std::to_string(p);
+    const ScopedEnv sms("PODCHECK_CUDA_PREFILL_SMS", n.c_str());
+    INFO(spec.name << " on " << p << " prefill SMs");
+    const Case c = test::build_case(spec);
+    DeviceCase dc(c);
+    REQUIRE(dc.unsupported().empty());
+    const PreparedPod pod(dc.problem());
+    CHECK(pod.stats().max_splits_prefill == 2);
+    CHECK(pod.stats().merge_launched == 0);
+    for (int launch = 0; launch < 2; ++launch) {
+      INFO("launch " << launch);
+      dc.poison();
+      pod.launch(nullptr);
+      REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+      CHECK(dc.check_guards().empty());
+      RunRecord ran;
+      const validation::CaseResult v = validation::judge(c, dc.download(), ran, validation::JudgeOptions{});
+      std::string verdict = std::string(validation::status_name(v.status)) + ": " + v.message;
+      for (const std::string& line : v.diagnosis) verdict += "\n  diagnosis: " + line;
+      INFO(verdict);
+      CHECK(v.status == validation::Status::passed);
+    }
   }
 }
 

@@ -824,6 +824,56 @@ TEST_CASE("the split form's prefill tail: its q-tiles cut in two KV pieces, merg
   }
 }
 
+TEST_CASE("the split form's prefill tail merged in the launch: each cut item's two pieces share one pair slot, no "
+          "merge rows",
+          "[kernels][host]") {
+  // Mix B on 92 prefill CTAs, as above: 9 q-tiles cut on 8 KV heads, 72 pairs
+  const LengthsProblem lp(32, 8, 1024, 8192, std::vector<int>(64, 4096));
+  PlanTuning t;
+  t.prefill_tile_rows = 128;
+  const PodPlan before = make_plan(lp.p, 132, 1, t);
+  PodPlan after_launch = before, in_launch = before;
+  REQUIRE(split_prefill_tail(lp.p, 92, 128, after_launch) == 9);
+  CHECK(split_prefill_tail(lp.p, 92, 128, in_launch, true) == 9);
+  const SidePlan& sp = in_launch.side[0];
+  // the same cut and partial states, no merge after the launch
+  REQUIRE(sp.items.size() == after_launch.side[0].items.size());
+  for (std::size_t i = 0; i < sp.items.size(); ++i) {
+    const WorkItem &a = sp.items[i], &b = after_launch.side[0].items[i];
+    CHECK((a.request == b.request && a.kv_head == b.kv_head && a.row_begin == b.row_begin && a.kv_begin == b.kv_begin &&
+           a.kv_end == b.kv_end && a.chunk == b.chunk && a.nchunks == b.nchunks));
+  }
+  CHECK(sp.part_entries == after_launch.side[0].part_entries);
+  CHECK(in_launch.merge_rows.empty());
+  CHECK(after_launch.side[0].pair_slot.empty());
+  // every cut piece in a slot with its other piece (same tile and head, the other chunk), every whole item in none
+  REQUIRE(sp.pair_slot.size() == sp.items.size());
+  CHECK(sp.n_pair_slots == 72);
+  std::map<int, std::vector<WorkItem>> by_slot;
+  for (std::size_t i = 0; i < sp.items.size(); ++i) {
+    const WorkItem& w = sp.items[i];
+    if (w.nchunks == 1) {
+      CHECK(sp.pair_slot[i] == -1);
+      continue;
+    }
+    REQUIRE(sp.pair_slot[i] >= 0);
+    REQUIRE(sp.pair_slot[i] < sp.n_pair_slots);
+    by_slot[sp.pair_slot[i]].push_back(w);
+  }
+  CHECK(int(by_slot.size()) == sp.n_pair_slots);
+  for (const auto& [slot, v] : by_slot) {
+    INFO("slot " << slot);
+    REQUIRE(v.size() == 2);
+    CHECK((v[0].request == v[1].request && v[0].row_begin == v[1].row_begin && v[0].kv_head == v[1].kv_head));
+    CHECK(v[0].chunk + v[1].chunk == 1);
+  }
+  // no cut, no slots
+  PodPlan q = before;
+  CHECK(split_prefill_tail(lp.p, 64, 128, q, true) == 0);
+  CHECK(q.side[0].pair_slot.empty());
+  CHECK(q.side[0].n_pair_slots == 0);
+}
+
 TEST_CASE("RoPE ALiBi and soft cap are supported and their parameters packed (ABI 2)", "[kernels][host]") {
   CaseSpec s;
   s.heads = 12;  // not a power of two: FlashInfer's default slopes take the interleaved second series
