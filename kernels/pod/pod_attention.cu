@@ -406,8 +406,9 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
     const int tail = env_knob(kTuningKnobs[9], 0, 2, 1);
     if (tail == 2 && !kWsPairMerge)
       throw std::invalid_argument(std::string(kTuningKnobs[9]) +
-                                  "=2: this build merges no pieces in the launch (build with PODCHECK_WS_PAIR_MERGE=1)");
-    if (tail > 0 && prefill_runs && split_prefill_tail(p, k.ws_prefill_ctas, kWsRowsOf[m.ws_form], m.plan, tail == 2) > 0)
+                                  "=2: this build merges no pieces in the launch (needs PODCHECK_WS_PAIR_MERGE=1)");
+    if (tail > 0 && prefill_runs &&
+        split_prefill_tail(p, k.ws_prefill_ctas, kWsRowsOf[m.ws_form], m.plan, tail == 2) > 0)
       upload_work(0);
   }
 #if PODCHECK_WS_TMA

@@ -1100,8 +1100,8 @@ struct WsItemSlot {
   WorkItem it;
   ItemCtx c;
 };
-// Layout: K / V ring | Q tile | (kWsOStage) the output rows | (kWsCoResident) the decode warpgroup's region | mbarriers | item ring and decode slots
-// | (kWsCtx) the ring's two WsItemSlots;
+// Layout: K / V ring | Q tile | (kWsOStage) the output rows | (kWsCoResident) the decode warpgroup's region | mbarriers
+// | item ring and decode slots | (kWsCtx) the ring's two WsItemSlots;
 // kWsSplitSms: the mbarriers after the largest of that, a decode CTA's three regions and the group decode's pipelines.
 template <int D, int MODE> struct WsSmem {
   static constexpr bool FUSED = MODE == kWsCoResident;
@@ -1146,7 +1146,8 @@ template <int D, int MODE> struct WsSmem {
   static constexpr int ctx_off = item_off + 32;          // (kWsCtx) WsItemSlot[2]
   static constexpr int ctx_bytes = kWsCtx ? int(2 * sizeof(WsItemSlot)) : 0;
   static constexpr int bytes = 1024 + ctx_off + ctx_bytes;  // + 1024: aligned to 1024 bytes (the swizzle)
-  static_assert(kv_block % 1024 == 0 && q_bytes % 16 == 0 && o_bytes % 16 == 0 && dec_bytes % 16 == 0 && q_block % 1024 == 0,
+  static_assert(kv_block % 1024 == 0 && q_bytes % 16 == 0 && o_bytes % 16 == 0 && dec_bytes % 16 == 0 &&
+                    q_block % 1024 == 0,
                 "aligned blocks");
   static_assert(MODE == kWsPrefillOnly || (MODE == kWsSplitSms ? 2 : 1) * Smem<D, __half>::dec_bytes_of(DS1) <=
                                            NS * stage + q_bytes,
@@ -1910,8 +1911,6 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
     }
     if (timed && tid == 128) put_phase(P, idx, 2);
     if (n_tiles == 0 || kWsFsum || kWsDefer) release_q();  // no S at all, or an order that releases after the item
-    // (kWsOStage) a final output whose rows are 16-byte aligned (base and strides; read from the kernel's parameters
-    // here, not kept in registers across the item)
     int pslot = -1;  // (PODCHECK_WS_PAIR_MERGE builds, split form) a cut item's pair slot
     if constexpr (kWsPairMerge && MODE == kWsSplitSms)
       if (P.pair_slot != nullptr && it.nchunks == 2) pslot = P.pair_slot[idx];
@@ -1949,9 +1948,11 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         }
       }
     } else if (L::OST && it.nchunks == 1 &&
-        ((reinterpret_cast<std::uintptr_t>(SDv.s.o) |
-          std::uintptr_t(SDv.s.o_stride_row | SDv.s.o_stride_head) * sizeof(QT)) & 15) == 0) {
-      // (kWsOStage) the consumer's 64 rows through shared memory, then a bulk copy per packed row from warp 0's lanes
+               ((reinterpret_cast<std::uintptr_t>(SDv.s.o) |
+                 std::uintptr_t(SDv.s.o_stride_row | SDv.s.o_stride_head) * sizeof(QT)) & 15) == 0) {
+      // (kWsOStage) a final output with 16-byte-aligned rows (base and strides, read from the parameters here, not
+      // kept in registers across the item): the consumer's 64 rows through shared memory, then a bulk copy per packed
+      // row from warp 0's lanes
       const int cr0 = it.row_begin + cw * 64;  // the consumer's first packed row
       if (warp == 0) bulk_wait_read();  // the previous item's copies have read the rows
       named_sync(7 + cw, 128);
@@ -1960,9 +1961,11 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         for (int hr = 0; hr < 2; ++hr) {
           if (M.prow[hr] >= c.packed) continue;
           const RowOut<D, QT> w = row_out<D, QT>(P, SDv, it, c.q_start, c.qo_len, M.prow[hr], m[hr], d[2 * hr]);
-          std::uint32_t* orow = reinterpret_cast<std::uint32_t*>(smem + L::o_off + (M.prow[hr] - it.row_begin) * L::o_row);
+          std::uint32_t* orow =
+              reinterpret_cast<std::uint32_t*>(smem + L::o_off + (M.prow[hr] - it.row_begin) * L::o_row);
 #pragma unroll
-          for (int nn = 0; nn < NT_D; ++nn) orow[nn * 4 + tq] = Pack2<QT>::pack(o[nn][hr * 2] * w.f, o[nn][hr * 2 + 1] * w.f);
+          for (int nn = 0; nn < NT_D; ++nn)
+            orow[nn * 4 + tq] = Pack2<QT>::pack(o[nn][hr * 2] * w.f, o[nn][hr * 2 + 1] * w.f);
           if (tq == 0) w.put_lse();
         }
       }
