@@ -460,6 +460,20 @@ __device__ __forceinline__ RowOut<D, QT> row_out(const KParams& P, const SideDev
   return r;
 }
 
+// A merged row's output row (query row q_row of the side, head h) and its LSE (mxl + log2 wsum, -inf for a row that
+// saw no key) stored as the side records it (base 2, or base e where lse_base_e): pod_merge_kernel's and
+// pair_merge_row's.
+template <class QT>
+__device__ __forceinline__ QT* out_row(const pod_side& S, int q_row, int h) {
+  return static_cast<QT*>(S.o) + (std::int64_t)q_row * S.o_stride_row + (std::int64_t)h * S.o_stride_head;
+}
+__device__ __forceinline__ void put_merged_lse(const KParams& P, const pod_side& S, int q_row, int h, float mxl,
+                                               float wsum, bool empty) {
+  const float lse2 = empty ? -INFINITY : mxl + log2f(wsum);
+  S.lse[(std::int64_t)q_row * S.lse_stride_row + h] =
+      P.lse_base_e ? (empty ? -INFINITY : lse2 * 0.69314718055994531f) : lse2;
+}
+
 // (PODCHECK_CUDA_TAIL_SPLIT=2) A cut item's piece that ends second: packed row prow's output and LSE from the other
 // piece's partial state (written, fenced and flagged before this runs; read through L2) and this piece's own (mrow,
 // drow and the thread's O columns 8 nn + 2 tq of row half hr), combined in chunk order with pod_merge_kernel's
@@ -485,7 +499,7 @@ __device__ __forceinline__ void pair_merge_row(const KParams& P, const SideDev& 
   const bool empty = !(wsum > 0.f);
   const float f = empty ? 0.f : S.v_scale / wsum;
   const float w0 = empty ? 0.f : exp2f(l0 - mxl), w1 = empty ? 0.f : exp2f(l1 - mxl);
-  QT* dst = static_cast<QT*>(S.o) + (std::int64_t)(q_start + i) * S.o_stride_row + (std::int64_t)h * S.o_stride_head;
+  QT* dst = out_row<QT>(S, q_start + i, h);
   const float* other = SDv.part_o + e_other * D;
 #pragma unroll
   for (int nn = 0; nn < NT; ++nn) {
@@ -502,11 +516,7 @@ __device__ __forceinline__ void pair_merge_row(const KParams& P, const SideDev& 
     }
     *reinterpret_cast<std::uint32_t*>(dst + col) = Pack2<QT>::pack(a0 * f, a1 * f);
   }
-  if (tq == 0 && S.lse) {
-    const float lse2 = empty ? -INFINITY : mxl + log2f(wsum);
-    S.lse[(std::int64_t)(q_start + i) * S.lse_stride_row + h] =
-        P.lse_base_e ? (empty ? -INFINITY : lse2 * 0.69314718055994531f) : lse2;
-  }
+  if (tq == 0 && S.lse) put_merged_lse(P, S, q_start + i, h, mxl, wsum, empty);
 }
 
 // Loads packed query rows [row_begin, row_begin + rows) into padded smem rows (zeros past the request).
@@ -2044,7 +2054,7 @@ __global__ void __launch_bounds__(kThreads) pod_merge_kernel(const __grid_consta
   float wsum = 0.f;
   for (int c = 0; c < nch; ++c) wsum += (mxl == -INFINITY) ? 0.f : exp2f(lse[c * cstride] - mxl);
   const bool empty = !(wsum > 0.f);
-  OT* dst = static_cast<OT*>(S.o) + (std::int64_t)(q_start + i) * S.o_stride_row + (std::int64_t)h * S.o_stride_head;
+  OT* dst = out_row<OT>(S, q_start + i, h);
   const float f = empty ? 0.f : S.v_scale / wsum;
 #pragma unroll
   for (int dd = 2 * lane; dd < D; dd += 64) {
@@ -2058,11 +2068,7 @@ __global__ void __launch_bounds__(kThreads) pod_merge_kernel(const __grid_consta
       }
     *reinterpret_cast<std::uint32_t*>(dst + dd) = Pk::pack(a0 * f, a1 * f);
   }
-  if (lane == 0 && S.lse) {
-    const float lse2 = empty ? -INFINITY : mxl + log2f(wsum);
-    S.lse[(std::int64_t)(q_start + i) * S.lse_stride_row + h] =
-        P.lse_base_e ? (empty ? -INFINITY : lse2 * 0.69314718055994531f) : lse2;
-  }
+  if (lane == 0 && S.lse) put_merged_lse(P, S, q_start + i, h, mxl, wsum, empty);
 }
 
 template <int D, class QT, class KVT>

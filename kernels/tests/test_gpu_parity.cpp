@@ -14,6 +14,9 @@
 
 #include <cstdlib>
 #include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 using namespace podcheck;
 using namespace podcheck::kernels;
@@ -690,21 +693,26 @@ TEST_CASE("the split form's group decode (sm_90a): which decodes take it, and ea
   }
 }
 
-TEST_CASE("the split form's prefill tail cut in KV pieces (PODCHECK_CUDA_TAIL_SPLIT=1): merged right", "[gpu][sanitize]") {
-  require_gpu();
-  if (cc_major() != 9) PODCHECK_SKIP("the split form runs on sm_90a code only");
-  // Prefill SM counts whose last wave is partial and which the planner's model cuts (split_prefill_tail): 512 causal
-  // rows over 2,048 keys (128 items) on 20 SMs cut one q-tile, on 48 four; two ragged requests (136 items, the first
-  // with a partial last q-tile) on 18 SMs two. Each beside group decodes, judged; the cut seen in the run's stats.
-  CaseSpec s = bf16_h32kv8("tail-split");
+// The tail cut's launches (split_prefill_tail), each a case and its prefill SM count: counts whose last wave is
+// partial and which the planner's model cuts. 512 causal rows over 2,048 keys (128 items) on 20 SMs cut one q-tile,
+// on 48 four; two ragged requests (136 items, the first with a partial last q-tile) on 18 SMs two.
+std::vector<std::pair<CaseSpec, int>> tail_split_launches(const std::string& name) {
+  CaseSpec s = bf16_h32kv8(name.c_str());
   s.prefill = dense_prefill(512, 2048);
   s.decode = decode({1, 300, 2049, 640});
   CaseSpec r = s;
-  r.name = "tail-split-ragged";
+  r.name = name + "-ragged";
   r.prefill = paged({300, 200}, {1500, 900}, MaskMode::causal);
+  return {{s, 20}, {s, 48}, {r, 18}};
+}
+
+TEST_CASE("the split form's prefill tail cut in KV pieces (PODCHECK_CUDA_TAIL_SPLIT=1): merged right", "[gpu][sanitize]") {
+  require_gpu();
+  if (cc_major() != 9) PODCHECK_SKIP("the split form runs on sm_90a code only");
+  // Each beside group decodes, judged; the cut seen in the run's stats.
   const ScopedEnv ws("PODCHECK_CUDA_WS", "3");
   const ScopedEnv cut("PODCHECK_CUDA_TAIL_SPLIT", "1");
-  for (const auto& [spec, p] : {std::pair{s, 20}, std::pair{s, 48}, std::pair{r, 18}}) {
+  for (const auto& [spec, p] : tail_split_launches("tail-split")) {
     if (p >= sm_count()) continue;
     const std::string n = std::to_string(p);
     const ScopedEnv sms("PODCHECK_CUDA_PREFILL_SMS", n.c_str());
@@ -726,17 +734,12 @@ TEST_CASE("the split form's prefill tail merged in the launch (PODCHECK_CUDA_TAI
   // The launches of the test above, each cut item's pieces merged by whichever ends second (pod_ws_kernel's paired
   // epilogue). Each launched twice on one PreparedPod, the outputs poisoned between: the second launch's pairs start
   // from flags the first left set, unless every launch zeroes them.
-  CaseSpec s = bf16_h32kv8("tail-split-in-launch");
-  s.prefill = dense_prefill(512, 2048);
-  s.decode = decode({1, 300, 2049, 640});
-  CaseSpec r = s;
-  r.name = "tail-split-in-launch-ragged";
-  r.prefill = paged({300, 200}, {1500, 900}, MaskMode::causal);
+  const std::vector<std::pair<CaseSpec, int>> launches = tail_split_launches("tail-split-in-launch");
   const ScopedEnv ws("PODCHECK_CUDA_WS", "3");
   const ScopedEnv cut("PODCHECK_CUDA_TAIL_SPLIT", "2");
   if (!kWsPairMerge) {  // the default build: the knob refused with its reason, not run unmerged
     const ScopedEnv sms("PODCHECK_CUDA_PREFILL_SMS", "20");
-    const Case c = test::build_case(s);
+    const Case c = test::build_case(launches.front().first);
     DeviceCase dc(c);
     bool refused = false;
     try {
@@ -747,7 +750,7 @@ TEST_CASE("the split form's prefill tail merged in the launch (PODCHECK_CUDA_TAI
     CHECK(refused);
     return;
   }
-  for (const auto& [spec, p] : {std::pair{s, 20}, std::pair{s, 48}, std::pair{r, 18}}) {
+  for (const auto& [spec, p] : launches) {
     if (p >= sm_count()) continue;
     const std::string n = std::to_string(p);
     const ScopedEnv sms("PODCHECK_CUDA_PREFILL_SMS", n.c_str());
