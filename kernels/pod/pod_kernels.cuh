@@ -1921,6 +1921,17 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
     }
     if (timed && tid == 128) put_phase(P, idx, 2);
     if (n_tiles == 0 || kWsFsum || kWsDefer) release_q();  // no S at all, or an order that releases after the item
+    // the warp's rows stored by its threads: the final output, or a split item's partial rows
+    auto store_rows = [&] {
+#pragma unroll
+      for (int hr = 0; hr < 2; ++hr) {
+        if (M.prow[hr] >= c.packed) continue;
+        const RowOut<D, QT> w = row_out<D, QT>(P, SDv, it, c.q_start, c.qo_len, M.prow[hr], m[hr], d[2 * hr]);
+#pragma unroll
+        for (int nn = 0; nn < NT_D; ++nn) w.put(nn * 8 + 2 * tq, o[nn][hr * 2], o[nn][hr * 2 + 1]);
+        if (tq == 0) w.put_lse();
+      }
+    };
     int pslot = -1;  // (PODCHECK_WS_PAIR_MERGE builds, split form) a cut item's pair slot
     if constexpr (kWsPairMerge && MODE == kWsSplitSms)
       if (P.pair_slot != nullptr && it.nchunks == 2) pslot = P.pair_slot[idx];
@@ -1934,14 +1945,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         if (lane == 0) first = atomicAdd(fl, 1) == 0;
         first = __shfl_sync(0xffffffffu, first, 0);
         if (first) {
-#pragma unroll
-          for (int hr = 0; hr < 2; ++hr) {
-            if (M.prow[hr] >= c.packed) continue;
-            const RowOut<D, QT> w = row_out<D, QT>(P, SDv, it, c.q_start, c.qo_len, M.prow[hr], m[hr], d[2 * hr]);
-#pragma unroll
-            for (int nn = 0; nn < NT_D; ++nn) w.put(nn * 8 + 2 * tq, o[nn][hr * 2], o[nn][hr * 2 + 1]);
-            if (tq == 0) w.put_lse();
-          }
+          store_rows();
           __threadfence();  // this lane's partial rows, before the flag
           __syncwarp();
           if (lane == 0) atomicExch(fl + 1, 1);
@@ -1993,14 +1997,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         bulk_commit();
       }
     } else if (wrow0 < c.packed) {
-#pragma unroll
-      for (int hr = 0; hr < 2; ++hr) {
-        if (M.prow[hr] >= c.packed) continue;
-        const RowOut<D, QT> w = row_out<D, QT>(P, SDv, it, c.q_start, c.qo_len, M.prow[hr], m[hr], d[2 * hr]);
-#pragma unroll
-        for (int nn = 0; nn < NT_D; ++nn) w.put(nn * 8 + 2 * tq, o[nn][hr * 2], o[nn][hr * 2 + 1]);
-        if (tq == 0) w.put_lse();
-      }
+      store_rows();
     }
     if (timed && tid == 128) put_span(P, t_item, idx, 0, 0, NC);
   }
