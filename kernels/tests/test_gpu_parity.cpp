@@ -732,8 +732,10 @@ TEST_CASE("the split form's prefill tail merged in the launch (PODCHECK_CUDA_TAI
   require_gpu();
   if (cc_major() != 9) PODCHECK_SKIP("the split form runs on sm_90a code only");
   // The launches of the test above, each cut item's pieces merged by whichever ends second (pod_ws_kernel's paired
-  // epilogue). Each launched twice on one PreparedPod, the outputs poisoned between: the second launch's pairs start
-  // from flags the first left set, unless every launch zeroes them.
+  // epilogue). Each launched twice on one PreparedPod, the outputs poisoned between. (Had a launch not zeroed the
+  // flags, the second launch's pieces would all take the second role and read partial rows that only one of the
+  // first launch's pieces wrote: wrong wherever the order of a pair's pieces changed between launches, which this
+  // can catch, not force.)
   const std::vector<std::pair<CaseSpec, int>> launches = tail_split_launches("tail-split-in-launch");
   const ScopedEnv ws("PODCHECK_CUDA_WS", "3");
   const ScopedEnv cut("PODCHECK_CUDA_TAIL_SPLIT", "2");
