@@ -433,6 +433,11 @@ struct RowOut {
     if (lse_dst) *lse_dst = lse;
   }
 };
+// The output row of query row q_row (of the side's whole output) and head h.
+template <class QT>
+__device__ __forceinline__ QT* out_row(const pod_side& S, int q_row, int h) {
+  return static_cast<QT*>(S.o) + (std::int64_t)q_row * S.o_stride_row + (std::int64_t)h * S.o_stride_head;
+}
 template <int D, class QT>
 __device__ __forceinline__ RowOut<D, QT> row_out(const KParams& P, const SideDev& SDv, const WorkItem& it, int q_start,
                                                  int qo_len, int prow, float mrow, float drow) {
@@ -452,7 +457,7 @@ __device__ __forceinline__ RowOut<D, QT> row_out(const KParams& P, const SideDev
     r.lse = lse2;
   } else {
     r.part = nullptr;
-    r.out = static_cast<QT*>(S.o) + (std::int64_t)(q_start + i) * S.o_stride_row + (std::int64_t)h * S.o_stride_head;
+    r.out = out_row<QT>(S, q_start + i, h);
     r.f = inv * S.v_scale;
     r.lse_dst = S.lse ? S.lse + (std::int64_t)(q_start + i) * S.lse_stride_row + h : nullptr;
     r.lse = P.lse_base_e ? (empty ? -INFINITY : lse2 * 0.69314718055994531f) : lse2;
@@ -460,13 +465,8 @@ __device__ __forceinline__ RowOut<D, QT> row_out(const KParams& P, const SideDev
   return r;
 }
 
-// A merged row's output row (query row q_row of the side, head h) and its LSE (mxl + log2 wsum, -inf for a row that
-// saw no key) stored as the side records it (base 2, or base e where lse_base_e): pod_merge_kernel's and
-// pair_merge_row's.
-template <class QT>
-__device__ __forceinline__ QT* out_row(const pod_side& S, int q_row, int h) {
-  return static_cast<QT*>(S.o) + (std::int64_t)q_row * S.o_stride_row + (std::int64_t)h * S.o_stride_head;
-}
+// A merged row's LSE (mxl + log2 wsum, -inf for a row that saw no key) stored as the side records it (base 2, or
+// base e where lse_base_e): pod_merge_kernel's and pair_merge_row's.
 __device__ __forceinline__ void put_merged_lse(const KParams& P, const pod_side& S, int q_row, int h, float mxl,
                                                float wsum, bool empty) {
   const float lse2 = empty ? -INFINITY : mxl + log2f(wsum);
@@ -493,12 +493,12 @@ __device__ __forceinline__ void pair_merge_row(const KParams& P, const SideDev& 
   const float other_lse = __ldcg(SDv.part_lse + e_other);
   const float l0 = it.chunk == 0 ? own_lse : other_lse, l1 = it.chunk == 0 ? other_lse : own_lse;
   const float mxl = fmaxf(fmaxf(-INFINITY, l0), l1);
+  const float w0 = (mxl == -INFINITY) ? 0.f : exp2f(l0 - mxl), w1 = (mxl == -INFINITY) ? 0.f : exp2f(l1 - mxl);
   float wsum = 0.f;
-  wsum += (mxl == -INFINITY) ? 0.f : exp2f(l0 - mxl);
-  wsum += (mxl == -INFINITY) ? 0.f : exp2f(l1 - mxl);
+  wsum += w0;
+  wsum += w1;
   const bool empty = !(wsum > 0.f);
   const float f = empty ? 0.f : S.v_scale / wsum;
-  const float w0 = empty ? 0.f : exp2f(l0 - mxl), w1 = empty ? 0.f : exp2f(l1 - mxl);
   QT* dst = out_row<QT>(S, q_start + i, h);
   const float* other = SDv.part_o + e_other * D;
 #pragma unroll
@@ -1990,9 +1990,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           const int prow = cr0 + r;
           if (prow >= c.packed) continue;
           const int i = P.gdiv.div(prow), h = it.kv_head * P.group + P.gdiv.mod(prow, i);
-          QT* dst = static_cast<QT*>(SDv.s.o) + (std::int64_t)(c.q_start + i) * SDv.s.o_stride_row +
-                    (std::int64_t)h * SDv.s.o_stride_head;
-          bulk_store(dst, sbase + L::o_off + (cw * 64 + r) * L::o_row, D * 2);
+          bulk_store(out_row<QT>(SDv.s, c.q_start + i, h), sbase + L::o_off + (cw * 64 + r) * L::o_row, D * 2);
         }
         bulk_commit();
       }

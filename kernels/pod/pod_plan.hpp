@@ -168,8 +168,6 @@ SplitEnds ws_split_ends(const PodPlan& plan, int sms, int head_dim, int p, int g
 // (SidePlan::pair_slot), and in the launch the piece that ends first writes its partial state and the other merges
 // it with its own and writes the output (pod_ws_kernel). Returns how many q-tiles were cut (0: the plan is unchanged).
 int split_prefill_tail(const pod_problem& p, int ctas, int rows, PodPlan& plan, bool merge_in_launch = false);
-// The greedy model split_prefill_tail judges by: items in their order, each to the CTA free first, an item costing
-// its planned KV tokens plus kTailItemTokens; the last CTA's end, in tokens.
 // (merge_in_launch) KParams::pair_flags' ints per pair slot: two for each of the split form's 8 consumer warps
 inline constexpr int kPairFlagsPerSlot = 2 * 8;
 // 1: builds whose split-form kernel merges a cut item's pieces in the launch (pod_ws_kernel's paired epilogue), which
@@ -180,6 +178,8 @@ inline constexpr int kPairFlagsPerSlot = 2 * 8;
 #define PODCHECK_WS_PAIR_MERGE 0
 #endif
 inline constexpr bool kWsPairMerge = PODCHECK_WS_PAIR_MERGE != 0;
+// The greedy model split_prefill_tail judges by: items in their order, each to the CTA free first, an item costing
+// its planned KV tokens plus kTailItemTokens; the last CTA's end, in tokens.
 inline constexpr double kTailItemTokens = 160;  // + the plan's 32: ~3 us an item beside the decode (step 33's phases)
 double tail_model_end(const std::vector<WorkItem>& items, int ctas);
 
