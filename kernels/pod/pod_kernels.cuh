@@ -1080,14 +1080,18 @@ constexpr int kWsConsumerRegs = (65536 - 128 * kWsProducerRegs) / 256 / 8 * 8 > 
 #define PODCHECK_GD_EVICT_FIRST 1
 #endif
 constexpr bool kGdEvictFirst = PODCHECK_GD_EVICT_FIRST != 0;
-// 1: a prefill item's output goes through shared memory: the consumer threads write their O rows there (the same
-// scaled and rounded values as by default), and one warp of each consumer hands the rows to bulk copies (one per
-// packed row) that write them to global memory while the consumers start their next item; by default each thread
-// stores its 4-byte pairs itself. Notebook step 34: those stores took 2 us an item alone and 4.7 us beside the
-// decode (11 us in the launch's first wave), waiting behind the SM's copies. Final outputs only (a split item's
-// partial rows keep the stores), 16-byte-aligned rows, and only where the padded rows (2 x 64 x (2 D + 16) bytes) fit
-// beside a ring of unchanged depth: the split form and the prefill-only form, not the co-resident fused kernel.
-// Opt-in; built (sm_90a: no C7513 / C7514; spills 8 / 8 bytes in the prefill-only form, 0 without it), not yet run.
+// 1: a prefill item's output goes through shared memory: each consumer warp writes its 16 O rows there (the same
+// scaled and rounded values as by default), and its lanes hand them to bulk copies (a lane a packed row) that write
+// them to global memory while the warp goes on to its next item; by default each thread stores its 4-byte pairs
+// itself. Notebook step 34: those stores took 2 us an item alone and 4.7 us beside the decode (11 us in the launch's
+// first wave), waiting behind the SM's copies. Final outputs only (a split item's partial rows keep the stores),
+// 16-byte-aligned rows, and only where the padded rows (2 x 64 x (2 D + 16) bytes) fit beside a ring of unchanged
+// depth: the split form and the prefill-only form, not the co-resident fused kernel. Step 35 (H100, three rounds
+// against v3.16's module): an item's epilogue 1.92 -> 1.50 us alone, 4.54 -> 2.43 fused; prefill alone A
+// 0.106-0.108 -> 0.102-0.105 ms, fused A 0.388-0.389 -> 0.383-0.386, B and C unchanged; the quick tier passes. Its
+// first form (one warp issuing the consumer's 64 copies between two 128-thread barriers, c9ed3b4) was slower: the
+// epilogue 2.08 -> 3.14 us alone, fused B 0.444-0.446 -> 0.449. Opt-in until the default tier and the sanitizers
+// have run it (sm_90a: no C7513 / C7514, no spills in the prefill-only form).
 #ifndef PODCHECK_WS_OSTAGE
 #define PODCHECK_WS_OSTAGE 0
 #endif
@@ -1965,11 +1969,10 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
                ((reinterpret_cast<std::uintptr_t>(SDv.s.o) |
                  std::uintptr_t(SDv.s.o_stride_row | SDv.s.o_stride_head) * sizeof(QT)) & 15) == 0) {
       // (kWsOStage) a final output with 16-byte-aligned rows (base and strides, read from the parameters here, not
-      // kept in registers across the item): the consumer's 64 rows through shared memory, then a bulk copy per packed
-      // row from warp 0's lanes
-      const int cr0 = it.row_begin + cw * 64;  // the consumer's first packed row
-      if (warp == 0) bulk_wait_read();  // the previous item's copies have read the rows
-      named_sync(7 + cw, 128);
+      // kept in registers across the item): each warp's 16 rows through shared memory, then a bulk copy per packed
+      // row from the warp's lanes; no barrier across the consumer's warps
+      bulk_wait_read();  // this lane's copies of the previous item have read its warp's rows
+      __syncwarp();
       if (wrow0 < c.packed) {
 #pragma unroll
         for (int hr = 0; hr < 2; ++hr) {
@@ -1984,14 +1987,11 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         }
       }
       fence_async_smem();  // the rows, written by ordinary stores, visible to the bulk copies' reads
-      named_sync(7 + cw, 128);
-      if (warp == 0) {
-        for (int r = lane; r < 64; r += 32) {
-          const int prow = cr0 + r;
-          if (prow >= c.packed) continue;
-          const int i = P.gdiv.div(prow), h = it.kv_head * P.group + P.gdiv.mod(prow, i);
-          bulk_store(out_row<QT>(SDv.s, c.q_start + i, h), sbase + L::o_off + (cw * 64 + r) * L::o_row, D * 2);
-        }
+      __syncwarp();
+      const int prow = wrow0 + lane;
+      if (lane < 16 && prow < c.packed) {
+        const int i = P.gdiv.div(prow), h = it.kv_head * P.group + P.gdiv.mod(prow, i);
+        bulk_store(out_row<QT>(SDv.s, c.q_start + i, h), sbase + L::o_off + (prow - it.row_begin) * L::o_row, D * 2);
         bulk_commit();
       }
     } else if (wrow0 < c.packed) {
@@ -1999,7 +1999,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
     }
     if (timed && tid == 128) put_span(P, t_item, idx, 0, 0, NC);
   }
-  if (L::OST && warp == 0) bulk_wait_read();  // (kWsOStage) the last copies have read the rows: the CTA may end
+  if (L::OST) bulk_wait_read();  // (kWsOStage) this lane's last copies have read their rows: the CTA may end
   if (PP && cw == 0) named_sync(1, 256);
   if constexpr (MODE != kWsPrefillOnly) {  // the prefill queue is empty and the ring read: decode items there
     // (split SMs) the two consumers read the same stages and Q tile, unsynchronised: the first one done must not
