@@ -25,11 +25,19 @@
 # PREBUILT=DIR: use DIR/podcheck, DIR/libpodcheck_gpu.so, DIR/kernels_tests, DIR/podcheck_stub_port.so built elsewhere (e.g. this
 # machine's Debian build, carried), instead of configuring and building here. A DIR/bin.tgz holding them
 # (stripped, to fit the transfer limit) is unpacked first: carried folders arrive afresh on every call.
+# CLI_ONLY=1: configure without CUDA and build the CLI alone (~35 s on 16 cores against ~150 s with the kernels),
+# for calls that time or check modules built elsewhere (variant_module.sh, carried): PODCHECK_GPU_MODULE must name
+# one (SWEEP's "default" entry then means that module); steps needing kernels_tests or the port are refused.
 set -u
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 STEPS=${*:-tests}
 PROCS=${PROCS:-16}
+if [ "${CLI_ONLY:-0}" = 1 ]; then
+  case " $STEPS " in *" tests "*|*sanitize*|*wgmma*|*faulty*|*gather*|*loop*|*" port "*)
+    echo "device_run: CLI_ONLY=1 builds no kernels_tests, benches or port: steps '$STEPS' need them" >&2; exit 2;; esac
+  [ -f "${PODCHECK_GPU_MODULE:-}" ] || { echo "device_run: CLI_ONLY=1 needs PODCHECK_GPU_MODULE naming a module" >&2; exit 2; }
+fi
 log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$OUT/summary.txt"; }
 # The logs in $OUT added to logs.tgz (created or extended: an earlier invocation's, or the caller's; session 39 lost
 # six sweep logs to an overwrite). A name the archive already holds (a second invocation's loop.log, tests.log, ...)
@@ -67,6 +75,14 @@ if [ -n "${PREBUILT:-}" ]; then
   PODCHECK=$PREBUILT/podcheck; KTESTS=$PREBUILT/kernels_tests; FAULTY_DIR=$PREBUILT
   export PODCHECK_STUB_PORT=$PWD/$PREBUILT/podcheck_stub_port.so
   export PODCHECK_GPU_MODULE=$PWD/$PREBUILT/libpodcheck_gpu.so  # podcheck loads it for run / bench kernel
+elif [ "${CLI_ONLY:-0}" = 1 ]; then
+  B=${B:-/tmp/build-cli}
+  log "configure (CLI only, module $PODCHECK_GPU_MODULE)"
+  cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DPODCHECK_ENABLE_CUDA=OFF -DPODCHECK_BUILD_TESTS=OFF \
+    -DPODCHECK_PYTHON=OFF > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
+  log "build podcheck"
+  cmake --build $B -j16 --target podcheck > "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" "$OUT/build.log" | head -40; exit 1; }
+  PODCHECK=$B/cli/podcheck; KTESTS=/nonexistent; FAULTY_DIR=/nonexistent
 else
   B=${B:-/tmp/build-dev}
   log "configure"
