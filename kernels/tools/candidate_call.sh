@@ -10,6 +10,9 @@
 # after the default tier, e.g. "default;PODCHECK_GPU_MODULE=/tmp/pairm.so PODCHECK_CUDA_TAIL_SPLIT=2" with
 # EXTRA_MIXES="B"), SANITIZE_TESTS (default "warp-specialised*"). DEVICE_RUN overrides device_run.sh (a dry run
 # here: a stub that prints its steps).
+# CAND=.wip/modules/NAME.so.xz: the candidate is that module (built here with variant_module.sh), not the tree: the
+# CLI alone is built (device_run.sh CLI_ONLY=1, ~35 s against ~150 s) and the quick tier judged under CAND in place of
+# kernels_tests; no sanitizers (they run kernels_tests). For timing and checking a variant before it becomes the tree.
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; LIMIT=${LIMIT:-560}; T0=$(date +%s)
 D=${DEVICE_RUN:-kernels/tools/device_run.sh}; PC=${B:-/tmp/build-dev}/cli/podcheck
@@ -19,12 +22,20 @@ unpack() {  # module.so.xz -> /tmp/NAME.so (printed), or nothing
   [ -n "${1:-}" ] && [ -f "$1" ] || return 0
   local n; n=/tmp/$(basename "$1" .so.xz).so; xz -dc "$1" > "$n" && echo "$n"
 }
-BASE_SO=$(unpack "${BASE:-}"); MUTANT_SO=$(unpack "${MUTANT:-}")
-say "build and GPU tests"
-BUILD_TARGETS="podcheck podcheck_gpu kernels_tests" bash "$D" tests 2>&1 | tail -4
+BASE_SO=$(unpack "${BASE:-}"); MUTANT_SO=$(unpack "${MUTANT:-}"); CAND_SO=$(unpack "${CAND:-}")
+if [ -n "${CAND:-}" ]; then
+  [ -n "$CAND_SO" ] || { echo "candidate_call: CAND=$CAND: no such module" >&2; exit 2; }
+  export CLI_ONLY=1 PODCHECK_GPU_MODULE=$CAND_SO B=${B:-/tmp/build-cli}; PC=$B/cli/podcheck; WHAT=$(basename "$CAND_SO")
+  say "build the CLI; the quick tier under $WHAT"
+  CHECK_TIMEOUT=${QUICK_TIMEOUT:-150} bash "$D" check-quick 2>&1 | grep -v "^run --check" | tail -4
+else
+  WHAT="the tree"
+  say "build and GPU tests"
+  BUILD_TARGETS="podcheck podcheck_gpu kernels_tests" bash "$D" tests 2>&1 | tail -4
+fi
 export BUILD_TARGETS=podcheck  # the later invocations: nothing left to build
 if [ -n "$BASE_SO" ]; then
-  say "the tree against $(basename "$BASE_SO"), ${SWEEP_ROUNDS:-2} rounds"
+  say "$WHAT against $(basename "$BASE_SO"), ${SWEEP_ROUNDS:-2} rounds"
   SWEEP="default;PODCHECK_GPU_MODULE=$BASE_SO" SWEEP_ROUNDS=${SWEEP_ROUNDS:-2} SWEEP_MIXES="${SWEEP_MIXES:-A B C}" \
     bash "$D" sweep 2>&1 | grep -E "^sweep|^[A-Z][A-Za-z0-9-]* " | tail -20
 fi
@@ -48,7 +59,7 @@ if [ -n "${EXTRA_SWEEP:-}" ] && [ "$(left)" -gt 60 ]; then
   SWEEP="$EXTRA_SWEEP" SWEEP_MIXES="${EXTRA_MIXES:-A B C}" bash "$D" sweep 2>&1 | grep -E "^sweep|^[A-Z][A-Za-z0-9-]* " | tail -10
 fi
 L=$(left)
-if [ "$L" -gt 90 ]; then
+if [ "$L" -gt 90 ] && [ -z "${CAND:-}" ]; then
   say "sanitizers on ${SANITIZE_TESTS:-warp-specialised*}, $L s left"
   SANITIZE_TOOLS="racecheck memcheck" SANITIZE_TESTS="${SANITIZE_TESTS:-warp-specialised*}" SANITIZE_RUN=0 \
     SANITIZE_TIMEOUT=$(( (L - 20) / 2 )) bash "$D" sanitize 2>&1 | grep -E "rc=|ERROR SUMMARY|RACECHECK SUMMARY" | tail -4
