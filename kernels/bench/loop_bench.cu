@@ -44,7 +44,8 @@
 //            of a larger page) and 64-column block of K and of V (16 per tile at pages of 16); tma4: the same copies
 //            issued by four threads (lane 0 of each producer warp), in case the issue rate is a thread's; tmak: the
 //            kernel's own tensor copies (issue_kv_tile_tma, the PODCHECK_WS_TMA build's producer, kv_copy.cuh), at
-//            pages of 64 tokens or more only
+//            pages of 64 tokens or more only; tmix: K by tma4's tensor copies, V by copy's gather (half of each);
+//            tmixf: fsum2's consumers fed by tmix's producer
 // and by the S = Q K^T form: Q fragments in registers (rs, the kernel's default) or Q read from shared memory by
 // the instruction (ss, PODCHECK_WS_QSMEM); by TK (64: the kernel's default; 128) and NC (1 or 2 consumers); -pp:
 // the two consumers take turns issuing their products (FlashAttention-3's ping-pong, PODCHECK_WS_PINGPONG).
@@ -94,11 +95,13 @@ constexpr int kKeys = 256;     // distinct keys in the stages
 constexpr int kMaxRows = 128;  // two consumers' rows
 enum Mode {
   kTensor = 0, kMma = 1, kExp = 2, kSoftmax = 3, kRescale = 4, kSync = 5, kAhead = 6, kFsum = 7, kCopy = 8, kTma = 9,
-  kTma4 = 10, kFsumPair = 11, kCopyR = 12, kCopyR4 = 13, kCopyF = 14, kCopyL = 15, kTmaK = 16
+  kTma4 = 10, kFsumPair = 11, kCopyR = 12, kCopyR4 = 13, kCopyF = 14, kCopyL = 15, kTmaK = 16, kTmix = 17,
+  kTmixF = 18
 };
 const char* const kModeName[] = {"tensor", "mma",  "exp", "softmax", "rescale", "sync",
                                  "ahead",  "fsum", "copy", "tma",    "tma4",    "fsum2",
-                                 "copyr",  "copyr4", "copyf",  "copyl",  "tmak"};
+                                 "copyr",  "copyr4", "copyf",  "copyl",  "tmak",   "tmix",
+                                 "tmixf"};
 constexpr int kCacheTokens = 2048;  // (copy, tma) default tokens per KV head in the paged cache (--tokens)
 constexpr int kCacheHeads = 8;      // (copy, tma) KV heads in the cache; CTA b reads head b mod 8
 
@@ -236,8 +239,9 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
   const int tid = threadIdx.x, wg = tid >> 7, wtid = tid & 127;
   constexpr bool kCopies =
       MODE == kCopy || MODE == kCopyR || MODE == kCopyR4 || MODE == kCopyF || MODE == kCopyL;  // cp.async producers
-  constexpr bool kProducer = kCopies || MODE == kTma || MODE == kTma4 || MODE == kTmaK;  // a producer fills the stages
-  constexpr int kIssuers = kCopies || MODE == kTmaK ? 128 : MODE == kTma ? 1 : 4;  // threads arriving on a full barrier
+  constexpr bool kMix = MODE == kTmix || MODE == kTmixF;  // K by tensor copies, V by cp.async
+  constexpr bool kProducer = kCopies || kMix || MODE == kTma || MODE == kTma4 || MODE == kTmaK;  // a producer fills
+  constexpr int kIssuers = kCopies || kMix || MODE == kTmaK ? 128 : MODE == kTma ? 1 : 4;  // arrivals on a full barrier
   static_assert(!kProducer || (TK == 64 && NC == 2), "the producer's modes: the kernel's 64-key tiles, two consumers");
   const std::uint32_t bars = sbase + L::bars;
   auto full_bar = [&](int st) { return bars + 8 * st; };
@@ -291,6 +295,32 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
         else  // copyr, copyr4: row-major, 2 or 4 lanes per token row
           issue_kv_tile_rowmajor<kD, TK, 128, QT, MODE == kCopyR ? 2 : 4>(P.kv, src, tile_token(P, k), P.tokens,
                                                                            kdst, kdst + L::kv_block, wtid);
+        mbar_arrive_cp_async(full_bar(st));
+      }
+      asm volatile("cp.async.wait_all;\n" ::: "memory");
+    } else if constexpr (kMix) {
+      // tmix: tile k's K by tensor copies (tma4's boxes of K alone: one per page, or per 64 slots of a larger page,
+      // and 64-column block, from lane 0 of each producer warp, their bytes expected on the full barrier without an
+      // arrival), its V by the kernel's gather (every thread's cp.async, arriving as in copy): the LDGSTS traffic
+      // halved, the tensor copies' issue (tma4: 16 a tile at pages of 16) halved too
+      const KvSrc src = kv_src<QT>(P.kv, 0, kv_head);
+      const int w = wtid / 32, rows = P.page < TK ? P.page : TK, n = (TK / rows) * (kD / 64);
+      const std::uint32_t bytes = std::uint32_t((n - w + 3) / 4) * rows * 128;  // warp w's boxes: w, w + 4, ...
+      for (int k = 0; k < P.tiles; ++k) {
+        const int st = k % L::NS, t0 = tile_token(P, k);
+        mbar_wait(empty_bar(st), ((k / L::NS) & 1) ^ 1);
+        if (wtid % 32 == 0 && w < n) {
+          expect_tx(full_bar(st), bytes);
+          for (int j = w; j < n; j += 4) {
+            const int cb = j % (kD / 64), r = j / (kD / 64) * rows;
+            const int t = t0 + r, page = __ldg(P.kv.s.kv.indices + P.kv.ps.div(t)), slot = t % P.page;
+            tma_load_4d(sbase + st * L::stage + cb * TK * 128 + r * 128, &P.tmk, 64 * cb, slot, kv_head, page,
+                        full_bar(st));
+          }
+        }
+        unsigned char* kdst = smem + st * L::stage;
+        issue_kv_tile<kD, TK, 128, QT, true, false, false, 8, 2>(P.kv, src, t0, P.tokens, kdst, kdst + L::kv_block,
+                                                                 wtid);
         mbar_arrive_cp_async(full_bar(st));
       }
       asm volatile("cp.async.wait_all;\n" ::: "memory");
@@ -469,20 +499,22 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
       wg_pin<kD / 2>(&o[0][0]);
       wg_keep<TK / 4>(&pp[0][0]);
     }
-  } else if constexpr (MODE == kFsumPair || MODE == kCopyF) {
+  } else if constexpr (MODE == kFsumPair || MODE == kCopyF || MODE == kTmixF) {
     // fsum's arithmetic in the default order: tile k's weights rounded into P before the wait for tile k - 1's
     // P V, into the P array that P V does not read (two arrays, their roles swapped from tile to tile, steps in
     // pairs so that no copy joins them: copying P from a second array let ptxas serialise the products, C7513)
-    // copyf: the same, fed by the copy mode's producer (the stages' full and empty barriers, as sync and copy)
+    // copyf: the same, fed by the copy mode's producer (the stages' full and empty barriers, as sync and copy);
+    // tmixf: fed by tmix's
     std::uint32_t pb[TK / 16][4];
-    auto fed_in = [&](int k) {  // (copyf) tile k's stage landed, made visible to the products
-      if constexpr (MODE == kCopyF) {
+    constexpr bool kFed = MODE == kCopyF || MODE == kTmixF;
+    auto fed_in = [&](int k) {  // (copyf, tmixf) tile k's stage landed, made visible to the products
+      if constexpr (kFed) {
         mbar_wait(full_bar(k % L::NS), (k / L::NS) & 1);
         fence_async_smem();
       }
     };
-    auto fed_out = [&](int k) {  // (copyf) tile k's stage read by its S and its P V
-      if constexpr (MODE == kCopyF) mbar_arrive(empty_bar(k % L::NS));
+    auto fed_out = [&](int k) {  // (copyf, tmixf) tile k's stage read by its S and its P V
+      if constexpr (kFed) mbar_arrive(empty_bar(k % L::NS));
     };
     auto step = [&](const std::uint32_t (&pin)[TK / 16][4], std::uint32_t (&pout)[TK / 16][4], int k) {
       float sc[TK / 8][4], alpha[2], rs[2] = {0.f, 0.f};
@@ -676,7 +708,8 @@ std::vector<Variant> all_variants() {
       make<64, kFsum, false, 2>(),    make<64, kCopy, false, 2>(),        make<64, kTma, false, 2>(),
       make<64, kTma4, false, 2>(),    make<64, kFsumPair, false, 2>(),    make<64, kFsumPair, false, 2, true>(),
       make<64, kCopyR, false, 2>(),   make<64, kCopyR4, false, 2>(),     make<64, kCopyF, false, 2>(),
-      make<64, kCopyL, false, 2>(),   make<64, kTmaK, false, 2>(),
+      make<64, kCopyL, false, 2>(),   make<64, kTmaK, false, 2>(),        make<64, kTmix, false, 2>(),
+      make<64, kTmixF, false, 2>(),
   };  // (ahead at 128-key tiles: two S of 64 registers each spill 640 bytes)
 }
 

@@ -77,7 +77,9 @@ __device__ __forceinline__ KvSrc kv_src(const SideDev& SDv, int page_base, int k
 // group, `xo` is its chunk's position in the group (bytes) for row0; row0 + i RPP differs from row0 in the bits of
 // i RPP alone (row0 < RPP, a power of 2), so each row's position is xo ^ ((i RPP) & 7) * 16, a constant per row.
 // CE: elements per chunk, 8 (16 bytes of 16-bit KV, 8 of fp8) or 16 (fp8 only: 16 bytes, the decode's wide copies).
-template <int D, int NTOK, int NTHR, class KVT, bool SAME, int ROWB, bool PV = false, bool XS = false, int CE = 8>
+// SIDES: 3 copies K and V, 1 K alone, 2 V alone (the loop bench's tmix: K by tensor copies).
+template <int D, int NTOK, int NTHR, class KVT, bool SAME, int ROWB, bool PV = false, bool XS = false, int CE = 8,
+          int SIDES = 3>
 __device__ __forceinline__ void issue_kv_rows(const SideDev& SDv, const KvSrc& src, int t0, int kv_hi,
                                               std::uint32_t kd, std::uint32_t vd, int row0, int col,
                                               std::uint32_t pv = 0, std::uint32_t xo = 0) {
@@ -105,21 +107,22 @@ __device__ __forceinline__ void issue_kv_rows(const SideDev& SDv, const KvSrc& s
     if constexpr (XS) {
       static_assert(E == 2 && ROWB == D * 2 && (RPP & (RPP - 1)) == 0, "XS: 16-bit, dense rows, RPP a power of 2");
       const std::uint32_t x = xo ^ std::uint32_t(((i * RPP) & 7) * 16);
-      cp_async16(kd + i * RPP * ROWB + x, ks, ok);
-      cp_async16(vd + i * RPP * ROWB + x, vs, ok);
+      if constexpr ((SIDES & 1) != 0) cp_async16(kd + i * RPP * ROWB + x, ks, ok);
+      if constexpr ((SIDES & 2) != 0) cp_async16(vd + i * RPP * ROWB + x, vs, ok);
     } else if constexpr (E == 2 || CE == 16) {
-      cp_async16(kd + i * RPP * ROWB, ks, ok);
-      cp_async16(vd + i * RPP * ROWB, vs, ok);
+      if constexpr ((SIDES & 1) != 0) cp_async16(kd + i * RPP * ROWB, ks, ok);
+      if constexpr ((SIDES & 2) != 0) cp_async16(vd + i * RPP * ROWB, vs, ok);
     } else {
-      cp_async8(kd + i * RPP * ROWB, ks, ok);
-      cp_async8(vd + i * RPP * ROWB, vs, ok);
+      if constexpr ((SIDES & 1) != 0) cp_async8(kd + i * RPP * ROWB, ks, ok);
+      if constexpr ((SIDES & 2) != 0) cp_async8(vd + i * RPP * ROWB, vs, ok);
     }
   }
 }
 // SWZ: the sm_90a prefill's layout, [NTOK][64]-element blocks with the 128-byte swizzle (16-bit KV): a thread's
 // rows step by RPP, a multiple of 8, so its chunk's swizzled position is the same in every row it copies.
 // XS: the decode's unpadded, xor-swizzled 16-bit tiles (issue_kv_rows); the stage must be 128-byte aligned.
-template <int D, int NTOK, int NTHR, class KVT, bool SWZ = false, bool PV = false, bool XS = false, int CE = 8>
+template <int D, int NTOK, int NTHR, class KVT, bool SWZ = false, bool PV = false, bool XS = false, int CE = 8,
+          int SIDES = 3>
 __device__ __forceinline__ void issue_kv_tile(const SideDev& SDv, const KvSrc& src, int t0, int kv_hi,
                                               unsigned char* kdst, unsigned char* vdst, int idx,
                                               std::uint32_t pv = 0) {
@@ -140,8 +143,8 @@ __device__ __forceinline__ void issue_kv_tile(const SideDev& SDv, const KvSrc& s
   const std::uint32_t kd = sm80::smem_u32(kdst) + off;
   const std::uint32_t vd = sm80::smem_u32(vdst) + off;
   if (SDv.kv_same)
-    issue_kv_rows<D, NTOK, NTHR, KVT, true, ROWB, PV, XS, CE>(SDv, src, t0, kv_hi, kd, vd, row0, col, pv, xo);
-  else issue_kv_rows<D, NTOK, NTHR, KVT, false, ROWB, PV, XS, CE>(SDv, src, t0, kv_hi, kd, vd, row0, col, pv, xo);
+    issue_kv_rows<D, NTOK, NTHR, KVT, true, ROWB, PV, XS, CE, SIDES>(SDv, src, t0, kv_hi, kd, vd, row0, col, pv, xo);
+  else issue_kv_rows<D, NTOK, NTHR, KVT, false, ROWB, PV, XS, CE, SIDES>(SDv, src, t0, kv_hi, kd, vd, row0, col, pv, xo);
 }
 
 // A tile of NTOK tokens that lies whole within page table entry q (slots slot .. slot + NTOK - 1) of a 16-bit KV

@@ -88,6 +88,11 @@ __device__ __forceinline__ void mbar_wait(std::uint32_t bar, std::uint32_t parit
 __device__ __forceinline__ void arrive_expect_tx(std::uint32_t bar, std::uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 }
+// Expects `bytes` more of asynchronous copies on the barrier's current phase, without an arrival (for a thread that
+// arrives otherwise, e.g. through mbar_arrive_cp_async).
+__device__ __forceinline__ void expect_tx(std::uint32_t bar, std::uint32_t bytes) {
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
 // Tensor copies (TMA) of one box from global memory to shared memory at dst, described by the tensor map at `map`
 // (a CUtensorMap in kernel-parameter, constant or global memory), at element coordinates c0 (innermost) ..; the
 // bytes land on mbarrier `bar` (complete_tx).
