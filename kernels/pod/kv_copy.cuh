@@ -168,4 +168,23 @@ __device__ __forceinline__ void issue_kv_tile_tma(const void* map_k, const void*
   }
 }
 
+// (PODCHECK_WS_TMA=2, the loop bench's tmix) K of a tile of NTOK tokens that begins page table entry q and spans
+// NTOK / rows whole pages of `rows` slots each (rows divides NTOK), copied into the SWZ stage layout by tensor copies
+// (maps of boxes 64 columns x rows slots x 1 head x 1 page): one per page and 64-column block, box j issued by lane 0
+// of producer warp j mod 4, which also expects its boxes' bytes on `bar` without an arrival (every producer thread
+// arrives through its cp.async of V: issue_kv_tile with SIDES = 2, then mbar_arrive_cp_async).
+template <int D, int NTOK>
+__device__ __forceinline__ void issue_k_pages_tma(const void* map_k, const KvSrc& src, int q, int rows, int kv_head,
+                                                  std::uint32_t kd, std::uint32_t bar, int idx) {
+  static_assert(D % 64 == 0, "64-column blocks");
+  const int w = idx >> 5, n = (NTOK / rows) * (D / 64);  // boxes per tile
+  if ((idx & 31) != 0 || w >= n) return;
+  sm90::expect_tx(bar, std::uint32_t((n - w + 3) / 4) * rows * 128);
+#pragma unroll 1
+  for (int j = w; j < n; j += 4) {
+    const int cb = j % (D / 64), b = j / (D / 64);
+    sm90::tma_load_4d(kd + cb * NTOK * 128 + b * rows * 128, map_k, 64 * cb, 0, kv_head, __ldg(src.pages + q + b), bar);
+  }
+}
+
 }  // namespace podcheck::kernels

@@ -414,9 +414,10 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
 #if PODCHECK_WS_TMA
   // (PODCHECK_WS_TMA builds) the prefill's tensor maps, where its tiles can lie whole within pages
   {
-    const int tk = m.ws_form == kWsPrefillOnly ? PODCHECK_WS_TK_PREFILL : PODCHECK_WS_TK;
-    if (m.ws_form >= 0 && prefill_runs && p.prefill.kv.page_size % tk == 0)
-      k.pre_tma = encode_kv_maps(p, p.prefill, tk, 1, &k.pre_k, &k.pre_v).empty();
+    const int tk = m.ws_form == kWsPrefillOnly ? PODCHECK_WS_TK_PREFILL : PODCHECK_WS_TK, ps = p.prefill.kv.page_size;
+    const int box = ps % tk == 0 ? tk : (kWsTmaMix && ps >= 8 && tk % ps == 0) ? ps : 0;  // slots a box
+    if (m.ws_form >= 0 && prefill_runs && box > 0)
+      k.pre_tma = encode_kv_maps(p, p.prefill, box, 1, &k.pre_k, &k.pre_v).empty() ? box : 0;
   }
 #endif
   m.merge_rows = upload(m.plan.merge_rows, m.owned);

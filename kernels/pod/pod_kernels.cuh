@@ -64,9 +64,9 @@ struct KParams {
   int gdec, gdec_n;
   const int4* gdec_groups;
   CUtensorMap gdec_k, gdec_v;
-  // (builds with PODCHECK_WS_TMA) the prefill side's K and V as tensor maps of the same kind, boxes of 64 x the
-  // prefill tile x 1 x 1, and whether PreparedPod set them up (a warp-specialised form, the page size a multiple of
-  // the tile)
+  // (builds with PODCHECK_WS_TMA) the prefill side's K and V as tensor maps of the same kind, boxes of 64 x pre_tma
+  // slots x 1 x 1, pre_tma 0 where PreparedPod did not set them up; else the prefill tile (a warp-specialised form,
+  // the page size a multiple of the tile) or (PODCHECK_WS_TMA=2) the page size (8 or more, dividing the tile)
   int pre_tma;
   CUtensorMap pre_k, pre_v;
   ItemSpan* timeline;  // null, or a timeline launch: one span per item and per CTA (PreparedPod::launch_timeline)
@@ -987,6 +987,11 @@ template <int MODE> constexpr int kWsRows = MODE == kWsCoResident ? 64 : 128;
 #define PODCHECK_WS_TMA 0
 #endif
 constexpr bool kWsTma = PODCHECK_WS_TMA != 0;
+// 2: as 1, and at pages smaller than the tile (8 tokens or more, dividing it) a tile that begins a page and lies
+// within the item's KV range takes K by tensor copies, one per page and 64-column block from lane 0 of the producer
+// warps, and V by the gather (the loop bench's tmix, notebook step 35: half the cp.async traffic, half the tensor
+// copies' issue). Built, not yet run.
+constexpr bool kWsTmaMix = PODCHECK_WS_TMA == 2;
 // 1: the producer's thread 0 reads each item and its context (WorkItem, then ItemCtx: two rounds of dependent global
 // loads) when it takes the index, and leaves them beside it in shared memory (WsItemSlot); the consumers and the other
 // producer threads copy them from there, where by default each loads them itself at the item's start, behind the
@@ -1578,9 +1583,18 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         if constexpr (kWsTma) {  // (PODCHECK_WS_TMA) a whole tile within one page: tensor copies
           if (P.pre_tma && t0 + TK <= c.kv_hi) {
             const int q = SDv.ps.div(t0), slot = SDv.ps.mod(t0, q);
-            if (slot + TK <= SDv.s.kv.page_size) {
+            if (P.pre_tma >= TK && slot + TK <= SDv.s.kv.page_size) {
               issue_kv_tile_tma<D, TK>(&P.pre_k, &P.pre_v, src, q, slot, it.kv_head, sbase + st * L::stage,
                                        sbase + st * L::stage + L::kv_block, full_bar(st), wtid);
+              copied = true;
+            } else if (kWsTmaMix && P.pre_tma < TK && slot == 0) {
+              // (=2) pages smaller than the tile, the tile beginning one: K by a tensor copy per page and block,
+              // V by the gather
+              issue_k_pages_tma<D, TK>(&P.pre_k, src, q, P.pre_tma, it.kv_head, sbase + st * L::stage, full_bar(st),
+                                       wtid);
+              issue_kv_tile<D, TK, 128, QT, true, false, false, 8, 2>(SDv, src, t0, c.kv_hi, kdst, kdst + L::kv_block,
+                                                                    wtid);
+              mbar_arrive_cp_async(full_bar(st));
               copied = true;
             }
           }
