@@ -44,8 +44,9 @@
 //            of a larger page) and 64-column block of K and of V (16 per tile at pages of 16); tma4: the same copies
 //            issued by four threads (lane 0 of each producer warp), in case the issue rate is a thread's; tmak: the
 //            kernel's own tensor copies (issue_kv_tile_tma, the PODCHECK_WS_TMA build's producer, kv_copy.cuh), at
-//            pages of 64 tokens or more only; tmix: K by tma4's tensor copies, V by copy's gather (half of each);
-//            tmixf: fsum2's consumers fed by tmix's producer
+//            pages of 64 tokens or more only; tmix: K by the kernel's tensor copies of a page each (issue_k_pages_tma,
+//            the PODCHECK_WS_TMA=2 build's), V by copy's gather (half of each), pages of 8 to 64 tokens dividing the
+//            tile; tmixf: fsum2's consumers fed by tmix's producer
 // and by the S = Q K^T form: Q fragments in registers (rs, the kernel's default) or Q read from shared memory by
 // the instruction (ss, PODCHECK_WS_QSMEM); by TK (64: the kernel's default; 128) and NC (1 or 2 consumers); -pp:
 // the two consumers take turns issuing their products (FlashAttention-3's ping-pong, PODCHECK_WS_PINGPONG).
@@ -299,26 +300,18 @@ __global__ void __launch_bounds__(384, 1) loop_kernel(const __grid_constant__ Pa
       }
       asm volatile("cp.async.wait_all;\n" ::: "memory");
     } else if constexpr (kMix) {
-      // tmix: tile k's K by tensor copies (tma4's boxes of K alone: one per page, or per 64 slots of a larger page,
-      // and 64-column block, from lane 0 of each producer warp, their bytes expected on the full barrier without an
-      // arrival), its V by the kernel's gather (every thread's cp.async, arriving as in copy): the LDGSTS traffic
-      // halved, the tensor copies' issue (tma4: 16 a tile at pages of 16) halved too
+      // tmix: tile k's K by the kernel's own tensor copies of K alone (issue_k_pages_tma, the PODCHECK_WS_TMA=2
+      // build's producer: one per page and 64-column block, from lane 0 of each producer warp, their bytes expected on
+      // the full barrier without an arrival; pages of 8 to 64 tokens dividing the tile, so each tile begins a page),
+      // its V by the kernel's gather (every thread's cp.async, arriving as in copy): the LDGSTS traffic halved, the
+      // tensor copies' issue (tma4: 16 a tile at pages of 16) halved too
       const KvSrc src = kv_src<QT>(P.kv, 0, kv_head);
-      const int w = wtid / 32, rows = P.page < TK ? P.page : TK, n = (TK / rows) * (kD / 64);
-      const std::uint32_t bytes = std::uint32_t((n - w + 3) / 4) * rows * 128;  // warp w's boxes: w, w + 4, ...
       for (int k = 0; k < P.tiles; ++k) {
         const int st = k % L::NS, t0 = tile_token(P, k);
         mbar_wait(empty_bar(st), ((k / L::NS) & 1) ^ 1);
-        if (wtid % 32 == 0 && w < n) {
-          expect_tx(full_bar(st), bytes);
-          for (int j = w; j < n; j += 4) {
-            const int cb = j % (kD / 64), r = j / (kD / 64) * rows;
-            const int t = t0 + r, page = __ldg(P.kv.s.kv.indices + P.kv.ps.div(t)), slot = t % P.page;
-            tma_load_4d(sbase + st * L::stage + cb * TK * 128 + r * 128, &P.tmk, 64 * cb, slot, kv_head, page,
-                        full_bar(st));
-          }
-        }
         unsigned char* kdst = smem + st * L::stage;
+        issue_k_pages_tma<kD, TK>(&P.tmk, src, P.kv.ps.div(t0), P.page, kv_head, sbase + st * L::stage, full_bar(st),
+                                  wtid);
         issue_kv_tile<kD, TK, 128, QT, true, false, false, 8, 2>(P.kv, src, t0, P.tokens, kdst, kdst + L::kv_block,
                                                                  wtid);
         mbar_arrive_cp_async(full_bar(st));
@@ -810,6 +803,16 @@ int run(int argc, char** argv) {
   }
   // tmak copies a tile as one box per block and side, so a tile must lie within one page: asked for by name at a
   // smaller page it is a usage error, and the run of every variant leaves it out (saying so)
+  // tmix copies K a page a box from the page's first slot: pages of 8 to 64 tokens dividing the tile
+  if (page < 8 || 64 % page != 0) {
+    for (const char* m : {"tmix-rs-64-2", "tmixf-rs-64-2"})
+      if (std::find(want.begin(), want.end(), m) != want.end())
+        return usage((std::string(m) + ": needs --page 8, 16, 32 or 64 (a tile of whole pages)").c_str());
+    const auto n = vars.size();
+    const auto mix = [](const Variant& x) { return x.mode == kTmix || x.mode == kTmixF; };
+    vars.erase(std::remove_if(vars.begin(), vars.end(), mix), vars.end());
+    if (vars.size() != n) std::printf("tmix-rs-64-2, tmixf-rs-64-2 left out: they need --page 8, 16, 32 or 64\n");
+  }
   if (page < 64) {
     if (std::find(want.begin(), want.end(), "tmak-rs-64-2") != want.end())
       return usage("tmak-rs-64-2: needs --page 64 or more (a tile of 64 tokens within one page)");

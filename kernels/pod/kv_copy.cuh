@@ -144,7 +144,8 @@ __device__ __forceinline__ void issue_kv_tile(const SideDev& SDv, const KvSrc& s
   const std::uint32_t vd = sm80::smem_u32(vdst) + off;
   if (SDv.kv_same)
     issue_kv_rows<D, NTOK, NTHR, KVT, true, ROWB, PV, XS, CE, SIDES>(SDv, src, t0, kv_hi, kd, vd, row0, col, pv, xo);
-  else issue_kv_rows<D, NTOK, NTHR, KVT, false, ROWB, PV, XS, CE, SIDES>(SDv, src, t0, kv_hi, kd, vd, row0, col, pv, xo);
+  else
+    issue_kv_rows<D, NTOK, NTHR, KVT, false, ROWB, PV, XS, CE, SIDES>(SDv, src, t0, kv_hi, kd, vd, row0, col, pv, xo);
 }
 
 // A tile of NTOK tokens that lies whole within page table entry q (slots slot .. slot + NTOK - 1) of a 16-bit KV
