@@ -438,12 +438,19 @@ template <class QT>
 __device__ __forceinline__ QT* out_row(const pod_side& S, int q_row, int h) {
   return static_cast<QT*>(S.o) + (std::int64_t)q_row * S.o_stride_row + (std::int64_t)h * S.o_stride_head;
 }
+// Packed row prow of an item on KV head kv_head: its query row i (within the request) and query head h.
+struct RowHead {
+  int i, h;
+};
+__device__ __forceinline__ RowHead row_head(const KParams& P, int kv_head, int prow) {
+  const int i = P.gdiv.div(prow);
+  return {i, kv_head * P.group + P.gdiv.mod(prow, i)};
+}
 template <int D, class QT>
 __device__ __forceinline__ RowOut<D, QT> row_out(const KParams& P, const SideDev& SDv, const WorkItem& it, int q_start,
                                                  int qo_len, int prow, float mrow, float drow) {
   const pod_side& S = SDv.s;
-  const int i = P.gdiv.div(prow);
-  const int h = it.kv_head * P.group + P.gdiv.mod(prow, i);
+  const auto [i, h] = row_head(P, it.kv_head, prow);
   const bool empty = !(drow > 0.f);
   const float lse2 = empty ? -INFINITY : mrow + log2f(drow);
   const float inv = empty ? 0.f : 1.f / drow;
@@ -484,8 +491,7 @@ __device__ __forceinline__ void pair_merge_row(const KParams& P, const SideDev& 
                                                int hr, int tq) {
   const pod_side& S = SDv.s;
   const int H = P.num_qo_heads;
-  const int i = P.gdiv.div(prow);
-  const int h = it.kv_head * P.group + P.gdiv.mod(prow, i);
+  const auto [i, h] = row_head(P, it.kv_head, prow);
   const bool own_empty = !(drow > 0.f);
   const float own_lse = own_empty ? -INFINITY : mrow + log2f(drow);
   const float inv = own_empty ? 0.f : 1.f / drow;
@@ -2004,8 +2010,8 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
       __syncwarp();
       const int prow = wrow0 + lane;
       if (lane < 16 && prow < c.packed) {
-        const int i = P.gdiv.div(prow), h = it.kv_head * P.group + P.gdiv.mod(prow, i);
-        bulk_store(out_row<QT>(SDv.s, c.q_start + i, h), sbase + L::o_off + (prow - it.row_begin) * L::o_row, D * 2);
+        const RowHead rh = row_head(P, it.kv_head, prow);
+        bulk_store(out_row<QT>(SDv.s, c.q_start + rh.i, rh.h), sbase + L::o_off + (prow - it.row_begin) * L::o_row, D * 2);
         bulk_commit();
       }
     } else if (wrow0 < c.packed) {

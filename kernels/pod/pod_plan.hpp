@@ -102,7 +102,7 @@ inline constexpr const char* kPhaseNames[ItemSpan::kPhases] = {"c_ready", "c_q",
 // PODCHECK_CUDA_TAIL_SPLIT (0 / 1 / 2, default 0): in the split form, the prefill's partial last wave cut in KV pieces
 // (split_prefill_tail below): 1 merged by the merge kernel after the launch (notebook step 34: B 0.447-0.448 ms against
 // 0.440-0.442, the merge launch costing more than the cut gains), 2 merged inside the launch by whichever piece ends
-// second (step 34; not yet run).
+// second (step 35: B 0.460 ms against 0.448 uncut, slower still).
 inline constexpr const char* kTuningKnobs[10] = {"PODCHECK_CUDA_PREFILL_CTAS", "PODCHECK_CUDA_PREFILL_CHUNK",
                                                  "PODCHECK_CUDA_DECODE_CHUNK", "PODCHECK_CUDA_CTAS_PER_SM",
                                                  "PODCHECK_CUDA_WS",           "PODCHECK_CUDA_PREFILL_SMS",
@@ -173,7 +173,7 @@ inline constexpr int kPairFlagsPerSlot = 2 * 8;
 // 1: builds whose split-form kernel merges a cut item's pieces in the launch (pod_ws_kernel's paired epilogue), which
 // PODCHECK_CUDA_TAIL_SPLIT=2 needs (PreparedPod refuses it otherwise). A build switch, off by default: the paired
 // epilogue's code raises the split form's spills from 56 / 64 to 60 / 88 bytes (sm_90a, ptxas), a cost every launch
-// would pay untimed. Notebook step 34; built, not yet run.
+// would pay untimed. Notebook steps 34-35: with PODCHECK_CUDA_TAIL_SPLIT=2, B 2.7 % slower than uncut.
 #ifndef PODCHECK_WS_PAIR_MERGE
 #define PODCHECK_WS_PAIR_MERGE 0
 #endif
