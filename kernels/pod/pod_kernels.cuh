@@ -1101,10 +1101,10 @@ constexpr bool kGdEvictFirst = PODCHECK_GD_EVICT_FIRST != 0;
 // against v3.16's module): an item's epilogue 1.92 -> 1.50 us alone, 4.54 -> 2.43 fused; prefill alone A
 // 0.106-0.108 -> 0.102-0.105 ms, fused A 0.388-0.389 -> 0.383-0.386, B and C unchanged; the quick tier passes. Its
 // first form (one warp issuing the consumer's 64 copies between two 128-thread barriers, c9ed3b4) was slower: the
-// epilogue 2.08 -> 3.14 us alone, fused B 0.444-0.446 -> 0.449. Opt-in until the default tier and the sanitizers
-// have run it (sm_90a: no C7513 / C7514, no spills in the prefill-only form).
+// epilogue 2.08 -> 3.14 us alone, fused B 0.444-0.446 -> 0.449. The default from v3.17 (0: each thread's own
+// stores, as v3.16; sm_90a: no C7513 / C7514, no spills in the prefill-only form).
 #ifndef PODCHECK_WS_OSTAGE
-#define PODCHECK_WS_OSTAGE 0
+#define PODCHECK_WS_OSTAGE 1
 #endif
 constexpr bool kWsOStage = PODCHECK_WS_OSTAGE != 0;
 // (split SMs) the group decode's pipelines (gd_cta below): their constants and shared-memory layout
