@@ -1111,6 +1111,19 @@ constexpr bool kGdEvictFirst = PODCHECK_GD_EVICT_FIRST != 0;
 #define PODCHECK_WS_OSTAGE 1
 #endif
 constexpr bool kWsOStage = PODCHECK_WS_OSTAGE != 0;
+// 1 (the pipelined loop's default order, Q in registers, the item hand-over in shared memory): a consumer begins its
+// next item in the current one's last step. The next item's tile-0 S = Q K^T is issued with the current item's last
+// P V and its softmax runs while that P V does, so the tensor core does not drain at each item boundary; by default
+// the S of an item's tile 0, that tile's softmax and the item's last P V each run with nothing beside them. Notebook
+// step 36: an item's tiles cost 2.18 us + 1.011 us a tile (the prefill alone of mix A with PODCHECK_WS_TMA=2), ~8 %
+// of mix A's prefill in those 2.18 us. The same operations on the same values (the new item's zero O and row sums
+// are not rescaled by its tile 0, which leaves them zero), so its outputs should be bit for bit the default's. The
+// skips are plain ifs, and ptxas serialises no wgmma for them (no C7513 / C7514, sm_90a). Built, not yet run.
+#ifndef PODCHECK_WS_XITEM
+#define PODCHECK_WS_XITEM 0
+#endif
+constexpr bool kWsXitem =
+    PODCHECK_WS_XITEM != 0 && kWsPipe && PODCHECK_WS_FSUM == 0 && !kWsAhead && !kWsQsmem && kWsCtx;
 // (split SMs) the group decode's pipelines (gd_cta below): their constants and shared-memory layout
 constexpr int kGdHeads = kGroupDecodeHeads, kGdStages = 3, kGdPipes = 2, kGdTokens = kGroupDecodeTokens;
 constexpr int kGdFirst = 1, kGdLast = 2, kGdEmpty = 4, kGdEnd = 8;  // a stage's meta flags
@@ -1475,6 +1488,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
   // the products a tile ahead hold three stages (tiles k - 1 .. k + 1) while the step waits for the third: a ring
   // of two would deadlock with the producer
   constexpr bool AHEAD = kWsAhead && !PP && WsSmem<D, MODE>::NS >= 3;
+  constexpr bool XI = kWsXitem && !PP;  // each item begun in the previous one's last step (default order)
   constexpr int TK = L::TK, NS = L::NS, SD = D + 8, NT_D = D / 8;
   extern __shared__ uint4 smem_raw[];
   unsigned char* smem = smem_aligned_1024(smem_raw);
@@ -1636,8 +1650,26 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
   if (PP && cw == 1) named_arrive(1, 256);
   int st = 0;
   std::uint32_t ph = 0;
+  std::uint32_t qf[kWsQsmem ? 1 : D / 16][4];  // (not kWsQsmem) the warp's Q fragments, wgmma's A
+  // item nq's Q fragments, the warp's rows (not kWsQsmem): once the producer has loaded the tile, then released
+  auto load_q = [&](int nq) {
+    mbar_wait(q_full, nq & 1);
+    if constexpr (!kWsQsmem) {
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk)
+        ldsm_x4(qf[kk], Qs + (cw * 64 + warp * 16 + (lane & 15)) * SD + kk * 16 + (lane >> 4) * 8);
+      mbar_arrive(q_empty);
+    }
+  };
+  // (XI) the next item already begun: its Q in qf, its tile 0's P, that tile's stage and its rows' maxima
+  bool pre = false;
+  int st0 = 0;
+  float m0[2] = {-INFINITY, -INFINITY};
+  std::uint32_t p0[TK / 16][4];
   for (int n = 0;; ++n) {
     const std::uint64_t t_item = (timed && tid == 128) ? globaltimer() : 0;
+    const bool begun = XI && pre;
+    pre = false;
     const int j = n & 1;
     mbar_wait(item_full(j), (n >> 1) & 1);
     const int idx = s_item[j];
@@ -1648,14 +1680,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
     const int wrow0 = it.row_begin + cw * 64 + warp * 16;
     const RowMask M = row_mask(SDv, c, P.gdiv, it.kv_head, wrow0);
     if (timed && tid == 128) put_phase(P, idx, 0);
-    std::uint32_t qf[kWsQsmem ? 1 : D / 16][4];  // (not kWsQsmem) the warp's Q fragments, wgmma's A
-    mbar_wait(q_full, n & 1);
-    if constexpr (!kWsQsmem) {
-#pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk)
-        ldsm_x4(qf[kk], Qs + (cw * 64 + warp * 16 + (lane & 15)) * SD + kk * 16 + (lane >> 4) * 8);
-      mbar_arrive(q_empty);
-    }
+    if (!begun) load_q(n);
     if (timed && tid == 128) put_phase(P, idx, 1);
     // (kWsQsmem) the Q tile is free for the next item's once the item's last S is done: right after it in the
     // default order, after the item in the others
@@ -1665,7 +1690,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
     float o[NT_D][4];
 #pragma unroll
     for (int nn = 0; nn < NT_D; ++nn) o[nn][0] = o[nn][1] = o[nn][2] = o[nn][3] = 0.f;
-    float m[2] = {-INFINITY, -INFINITY}, d[4] = {0.f, 0.f, 0.f, 0.f};
+    float m[2] = {begun ? m0[0] : -INFINITY, begun ? m0[1] : -INFINITY}, d[4] = {0.f, 0.f, 0.f, 0.f};
     const int n_tiles = c.kv_hi > c.kv_lo ? (c.kv_hi - c.kv_lo + TK - 1) / TK : 0;
     if constexpr (!kWsPipe) {
       for (int k = 0; k < n_tiles; ++k) {
@@ -1677,10 +1702,16 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         if (++st == NS) { st = 0; ph ^= 1; }
       }
     } else {
+      std::uint32_t pp[TK / 16][4];  // P of tile k - 1: the A operand of its P V
+      if (begun) {
+#pragma unroll
+        for (int kk = 0; kk < TK / 16; ++kk)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) pp[kk][e] = p0[kk][e];
+      }
       // Iteration k issues S = Q K^T of tile k and O += P V of tile k - 1 as two commit groups, waits for the
       // first only, and runs tile k's softmax while the tensor core does the P V; then waits for it, releases
       // tile k - 1's stage and rescales. The operations on O and d, and their order, are those of the loop above.
-      std::uint32_t pp[TK / 16][4];  // P of tile k - 1: the A operand of its P V
       // S = Q K^T of the tile in stage `stg` into sc (one commit group), after the turn barrier in ping-pong order
       auto issue_qk = [&](float (&sc)[TK / 8][4], int stg) {
         // (kWsQsmem) Q: this consumer's 64 rows of the tile
@@ -1912,9 +1943,9 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         }
         last_pv(st_prev, true, pp);  // the last tile's P V and row sums
       } else if (n_tiles > 0) {
-        // tile 0: its S alone
-        int st_prev = st;
-        {
+        // tile 0: its S alone (XI: begun in the previous item's last step, unless that item had no tiles)
+        int st_prev = begun ? st0 : st;
+        if (!begun) {
           float sc[TK / 8][4];
           begin_tile(sc);
           if constexpr (PP) named_sync(1 + cw, 256);  // my turn to issue products
@@ -1944,7 +1975,42 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           st_prev = st;
           if (++st == NS) { st = 0; ph ^= 1; }
         }
-        last_pv(st_prev, true, pp);  // the last tile's P V and row sums
+        if constexpr (XI) {
+          // the next item begun where it has tiles: its tile 0's S issued with this item's last P V, and its
+          // softmax run while that P V does. Its index and context are read from its ring slot here, and taken
+          // (the slot released) at the top of the next pass as for any item; its Q replaces this item's in qf.
+          const int j2 = (n + 1) & 1;
+          mbar_wait(item_full(j2), ((n + 1) >> 1) & 1);
+          const bool go = s_item[j2] < SDv.n_items && slots[j2].c.kv_hi > slots[j2].c.kv_lo;
+          for (int z = go ? 0 : 1; z < 1; ++z) {
+            float sc[TK / 8][4];
+            begin_tile(sc);
+            load_q(n + 1);
+            wg_pin<D / 2>(&o[0][0]);
+            wg_fence();  // S zeroed, the Q fragments loaded, by ordinary instructions
+            issue_qk(sc, st);
+            issue_pv(st_prev, pp);
+            wg_wait<1>();  // the next item's S is done; this item's last P V may still run
+            wg_pin<TK / 2>(&sc[0][0]);
+            const ItemCtx c2 = slots[j2].c;
+            const WorkItem i2 = slots[j2].it;
+            const RowMask M2 = row_mask(SDv, c2, P.gdiv, i2.kv_head, i2.row_begin + cw * 64 + warp * 16);
+            float alpha[2];
+            m0[0] = m0[1] = -INFINITY;
+            softmax_tile<TK, QT, false>(sc, c2.kv_lo, M2, m0, alpha, p0, lane);  // no rescale: O is still this item's
+            row_sums<TK, QT>(d, pp);  // this item's last tile's sums
+            wg_wait<0>();
+            wg_pin<D / 2>(&o[0][0]);
+            wg_keep<TK / 4>(&pp[0][0]);
+            mbar_arrive(empty_bar(st_prev));  // this item's last stage is read
+            st0 = st;
+            if (++st == NS) { st = 0; ph ^= 1; }
+          }
+          for (int z = go ? 1 : 0; z < 1; ++z) last_pv(st_prev, true, pp);  // or its last P V and row sums alone
+          pre = go;
+        } else {
+          last_pv(st_prev, true, pp);  // the last tile's P V and row sums
+        }
       }
     }
     if (timed && tid == 128) put_phase(P, idx, 2);
