@@ -1990,11 +1990,12 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
             wg_fence();  // S zeroed, the Q fragments loaded, by ordinary instructions
             issue_qk(sc, st);
             issue_pv(st_prev, pp);
-            wg_wait<1>();  // the next item's S is done; this item's last P V may still run
-            wg_pin<TK / 2>(&sc[0][0]);
+            // the next item's context and row mask, while both products run
             const ItemCtx c2 = slots[j2].c;
             const WorkItem i2 = slots[j2].it;
             const RowMask M2 = row_mask(SDv, c2, P.gdiv, i2.kv_head, i2.row_begin + cw * 64 + warp * 16);
+            wg_wait<1>();  // the next item's S is done; this item's last P V may still run
+            wg_pin<TK / 2>(&sc[0][0]);
             float alpha[2];
             m0[0] = m0[1] = -INFINITY;
             softmax_tile<TK, QT, false>(sc, c2.kv_lo, M2, m0, alpha, p0, lane);  // no rescale: O is still this item's
