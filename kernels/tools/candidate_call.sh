@@ -6,10 +6,12 @@
 # lines; logs and the spans land in $OUT (device_run.sh packs its logs past 8 files).
 #   BASE=.wip/modules/v316.so.xz MUTANT=.wip/modules/ostbad.so.xz LIMIT=560 bash kernels/tools/candidate_call.sh
 # BASE, MUTANT: modules built here with variant_module.sh (xz'd; carried, e.g. `.wip/modules`); either may be unset.
+# TIER_SHARDS: the default tier's shards to run, e.g. those an earlier box did not finish (its check_default.txt
+# ends with the list: SHARDS="50/64 51/64 ..."); unset: the whole tier.
 # SWEEP_ROUNDS (default 2), SWEEP_MIXES (default "A B C"), EXTRA_SWEEP (one more device_run.sh SWEEP string, run
 # after the default tier, e.g. "default;PODCHECK_GPU_MODULE=/tmp/pairm.so PODCHECK_CUDA_TAIL_SPLIT=2" with
-# EXTRA_MIXES="B"), SANITIZE_TESTS (default "warp-specialised*"). DEVICE_RUN overrides device_run.sh (a dry run
-# here: a stub that prints its steps).
+# EXTRA_MIXES="B"), SANITIZE_TESTS (default "warp-specialised*"), SANITIZE_TOOLS (default "memcheck racecheck", in
+# that order). DEVICE_RUN overrides device_run.sh (a dry run here: a stub that prints its steps).
 # CAND=.wip/modules/NAME.so.xz: the candidate is that module (built here with variant_module.sh), not the tree: the
 # CLI alone is built (device_run.sh CLI_ONLY=1, ~35 s against ~150 s) and the quick tier judged under CAND in place of
 # kernels_tests; no sanitizers (they run kernels_tests). For timing and checking a variant before it becomes the tree.
@@ -53,15 +55,18 @@ python3 kernels/tools/spans_fit.py --by-order "$OUT/spans_A.csv" > "$OUT/phases.
 grep -A1 "phases" "$OUT/phases.log" | head -8
 [ -f "$OUT/spans_A.csv" ] && xz -9 "$OUT/spans_A.csv"
 L=$(left); say "default tier, $L s left"
-[ "$L" -gt 200 ] && CHECK_TIMEOUT=$((L - 60)) bash "$D" check-default 2>&1 | grep -v "^run --check" | tail -4
+[ "$L" -gt 200 ] && SHARDS="${TIER_SHARDS:-}" CHECK_TIMEOUT=$((L - 60)) bash "$D" check-default 2>&1 \
+  | grep -v "^run --check" | tail -4
 if [ -n "${EXTRA_SWEEP:-}" ] && [ "$(left)" -gt 60 ]; then
   say "extra sweep"
   SWEEP="$EXTRA_SWEEP" SWEEP_MIXES="${EXTRA_MIXES:-A B C}" bash "$D" sweep 2>&1 | grep -E "^sweep|^[A-Z][A-Za-z0-9-]* " | tail -10
 fi
-L=$(left)
-if [ "$L" -gt 90 ] && [ -z "${CAND:-}" ]; then
-  say "sanitizers on ${SANITIZE_TESTS:-warp-specialised*}, $L s left"
-  SANITIZE_TOOLS="racecheck memcheck" SANITIZE_TESTS="${SANITIZE_TESTS:-warp-specialised*}" SANITIZE_RUN=0 \
-    SANITIZE_TIMEOUT=$(( (L - 20) / 2 )) bash "$D" sanitize 2>&1 | grep -E "rc=|ERROR SUMMARY|RACECHECK SUMMARY" | tail -4
-fi
+# the sanitizers one after the other, each with the time left (memcheck first: it finished in boxes where racecheck,
+# ~200 s on "warp-specialised*", did not); rc 124 is a box too short, not a result
+for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
+  L=$(left); { [ "$L" -gt 90 ] && [ -z "${CAND:-}" ]; } || break
+  say "$tool on ${SANITIZE_TESTS:-warp-specialised*}, $L s left"
+  SANITIZE_TOOLS=$tool SANITIZE_TESTS="${SANITIZE_TESTS:-warp-specialised*}" SANITIZE_RUN=0 SANITIZE_TIMEOUT=$((L - 20)) \
+    bash "$D" sanitize 2>&1 | grep -E "rc=|ERROR SUMMARY|RACECHECK SUMMARY" | tail -2
+done
 say "done"; ls "$OUT"

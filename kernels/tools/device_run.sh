@@ -174,6 +174,10 @@ for s in $STEPS; do
       $PODCHECK merge /tmp/ck/${t}_*.json -o "$OUT/check_$t.json" --force >> "$OUT/check_$t.txt" 2>&1
       grep -h -v -E "^podcheck run:|^  \.\.\.|^\[NS\]" /tmp/ck/${t}_*.log | cut -c1-400 | head -400 > "$OUT/bad_$t.txt"
       grep -h "^\[NS\]" /tmp/ck/${t}_*.log | sed 's/^\[NS\] *[^:]*: //' | sort | uniq -c > "$OUT/ns_$t.txt"
+      # shards the time box cut off or never started: the list to finish the tier with in a later call (SHARDS=...;
+      # a finished shard's json is in check_$t.json, so the two calls together cover the tier)
+      unfinished=$(grep -E "rc=(124|137)$|not started" /tmp/ck/rc_$t.txt | sed -E 's/.*shard ([0-9]+\/[0-9]+).*/\1/' | sort -n | tr '\n' ' ')
+      [ -n "$unfinished" ] && echo "$t: not finished in the box: SHARDS=\"${unfinished% }\"" >> "$OUT/check_$t.txt"
       log "check tier $t done"; tail -n 4 "$OUT/check_$t.txt"; head -c 1500 "$OUT/bad_$t.txt"
       done;;
     profiles)
