@@ -90,7 +90,13 @@
 //                   thread's loads before its first conversion. Mix A-e4m3 on the H100, same call, two rounds:
 //                   fused 0.410-0.415 -> 0.359-0.363 ms, prefill alone 0.197-0.199 -> 0.178-0.181, decode alone
 //                   0.245-0.248 -> 0.234-0.235; 16-bit mix A unchanged. The same operations on the same values.
-//   v3.17 (this file) notebook step 35: a warp-specialised prefill item's final output goes through shared memory,
+//   v3.18 (this file) notebook step 36: at pages smaller than the prefill's 64-key tile (8 tokens or more, dividing
+//                   it) a warp-specialised prefill tile that begins a page and lies whole within its item's KV
+//                   range takes K by tensor copies, a page and 64 columns each, and V by the cp.async gather
+//                   (PODCHECK_WS_TMA=2). One H100, two rounds against v3.17's module: prefill alone A 0.105-0.106 ->
+//                   0.099 ms, B 0.294-0.296 -> 0.260-0.261; fused B 0.443-0.446 -> 0.428-0.430, A and C unchanged.
+//                   The same operations on the same values.
+//   v3.17            notebook step 35: a warp-specialised prefill item's final output goes through shared memory,
 //                   each consumer warp's 16 rows bulk-copied to global memory by its own lanes
 //                   (PODCHECK_WS_OSTAGE=1). One H100, three rounds against v3.16's module: fused A 0.388-0.389 ->
 //                   0.383-0.386 ms, B 0.436-0.438 -> 0.434-0.438, C 0.383 -> 0.381-0.382; prefill alone A
@@ -578,7 +584,7 @@ thread_local std::string g_last_error;
 
 extern "C" const pod_kernel_info* podcheck_kernel_info(void) {
   static const pod_kernel_info info{POD_ABI_VERSION, podcheck::kernels::kKernelName, podcheck::kernels::kKernelVersion,
-                                    "fused POD v3.17: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill (16-bit and fp8 KV), fp8 decode in 16-byte copies, shared memory addressed as such (LDS / STS), warp-specialised prefill-only launches and fused ones whose decode qualifies (SMs split by side, outputs bulk-copied from shared memory, the decode by KV-head groups on tensor copies; PODCHECK_CUDA_WS=1: the fused kernel), decode split over warps (page lookups a tile ahead, xor-swizzled tiles), cp.async pipelines (128-byte L2 prefetch), ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
+                                    "fused POD v3.18: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill (16-bit and fp8 KV), fp8 decode in 16-byte copies, shared memory addressed as such (LDS / STS), warp-specialised prefill-only launches and fused ones whose decode qualifies (SMs split by side, outputs bulk-copied from shared memory, K by tensor copies a page each, the decode by KV-head groups on tensor copies; PODCHECK_CUDA_WS=1: the fused kernel), decode split over warps (page lookups a tile ahead, xor-swizzled tiles), cp.async pipelines (128-byte L2 prefetch), ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
   return &info;
 }
 
