@@ -1982,6 +1982,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           const int j2 = (n + 1) & 1;
           mbar_wait(item_full(j2), ((n + 1) >> 1) & 1);
           const bool go = s_item[j2] < SDv.n_items && slots[j2].c.kv_hi > slots[j2].c.kv_lo;
+          // loops of at most one pass, not ifs, around the products: as at the odd step's end above (C7514)
           for (int z = go ? 0 : 1; z < 1; ++z) {
             float sc[TK / 8][4];
             begin_tile(sc);
