@@ -256,6 +256,7 @@ struct PreparedPod::Impl {
   int n_merge = 0;
   std::size_t n_pair_flags = 0;  // (PODCHECK_CUDA_TAIL_SPLIT=2) KParams::pair_flags' ints
   std::vector<void*> owned;
+  mutable unsigned launches = 0;  // (kCounterFlip) launches enqueued: launch g uses counter block g % 2
   ~Impl() {
     for (void* p : owned) cudaFree(p);  // no throw from a destructor; errors surface on the next call
   }
@@ -394,10 +395,12 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
       sd.rope_rcp_scale = 1.0 / sides[si]->rope_scale;
     }
   }
-  {
+  {  // (kCounterFlip) two blocks, both zeroed here: enqueue alternates them
     void* ptr = nullptr;
-    CUDA_CHECK(cudaMalloc(&ptr, (2 + kMaxSms) * sizeof(int)));
+    const std::size_t n = (kCounterFlip ? 2 : 1) * (2 + kMaxSms) * sizeof(int);
+    CUDA_CHECK(cudaMalloc(&ptr, n));
     m.owned.push_back(ptr);
+    if (kCounterFlip) CUDA_CHECK(cudaMemset(ptr, 0, n));
     k.counters = static_cast<int*>(ptr);
   }
   // (split SMs) the group decode where the decode qualifies (PODCHECK_CUDA_GDEC=0: the split form's other decode);
@@ -463,13 +466,21 @@ PreparedPod::PreparedPod(const pod_problem& p) : impl_(std::make_unique<Impl>())
 PreparedPod::~PreparedPod() = default;
 
 namespace {
-// Counter reset, the fused kernel with parameters k, the merge when a request was split.
-void enqueue(const PreparedPod::Impl& m, const KParams& k, cudaStream_t stream) {
-  CUDA_CHECK(cudaMemsetAsync(k.counters, 0, (2 + kMaxSms) * sizeof(int), stream));
+// Counter reset (kCounterFlip: the launch's counter block and the next one's instead), the fused kernel with
+// parameters k, the merge when a request was split.
+void enqueue(const PreparedPod::Impl& m, const KParams& k0, cudaStream_t stream) {
+  KParams k = k0;
+  if constexpr (kCounterFlip) {  // k0.counters: block 0 of two, each 2 + kMaxSms ints
+    k.counters = k0.counters + (m.launches & 1u) * (2 + kMaxSms);
+    k.counters_next = k0.counters + ((m.launches + 1) & 1u) * (2 + kMaxSms);
+  } else {
+    CUDA_CHECK(cudaMemsetAsync(k.counters, 0, (2 + kMaxSms) * sizeof(int), stream));
+  }
   if (m.n_pair_flags > 0) CUDA_CHECK(cudaMemsetAsync(k.pair_flags, 0, m.n_pair_flags * sizeof(int), stream));
-  void* args[] = {const_cast<KParams*>(&k)};
+  void* args[] = {&k};
   CUDA_CHECK(cudaLaunchKernel(m.kern.fused, dim3(m.grid), dim3(m.threads), args, m.kern.smem, stream));
   CUDA_CHECK(cudaGetLastError());
+  ++m.launches;  // the launch is in the stream: the next one zeroes nothing it still reads
   if (m.n_merge > 0) {
     void* margs[] = {const_cast<KParams*>(&k), const_cast<const MergeRow**>(&m.merge_rows)};
     const dim3 grid(m.n_merge, (k.num_qo_heads + kWarps - 1) / kWarps);

@@ -80,7 +80,24 @@ struct KParams {
   // parameter offsets stay as they were.
   const std::int32_t* pair_slot;
   int* pair_flags;
+  // (PODCHECK_CUDA_COUNTER_FLIP builds) the other of the two counter blocks PreparedPod alternates between launches:
+  // this launch's CTA 0 zeroes it for the next one (the launch before, which used it, has completed in stream order),
+  // so no memset runs ahead of each launch; null where the build keeps the memset
+  int* counters_next;
 };
+// 1: no cudaMemsetAsync of the counters before each launch. PreparedPod holds two blocks, zeroed once when it is
+// made; launch g uses block g % 2 and its CTA 0 zeroes block (g + 1) % 2 (zero_next_counters) for launch g + 1. The
+// memset is a node of its own on the stream, ahead of the kernel's; FlashInfer's POD runs one too (SPEC 11.14).
+#ifndef PODCHECK_CUDA_COUNTER_FLIP
+#define PODCHECK_CUDA_COUNTER_FLIP 0
+#endif
+constexpr bool kCounterFlip = PODCHECK_CUDA_COUNTER_FLIP != 0;
+// (kCounterFlip) the next launch's counters zeroed by the threads of CTA 0; every kernel that reads the counters
+// calls it (the merge reads none)
+__device__ __forceinline__ void zero_next_counters(const KParams& P) {
+  if (kCounterFlip && P.counters_next != nullptr && blockIdx.x == 0)
+    for (int i = int(threadIdx.x); i < 2 + kMaxSms; i += int(blockDim.x)) P.counters_next[i] = 0;
+}
 
 // ---- element types: Pack2 in kernels/pod/tile_softmax.cuh ------------------------------------------
 
@@ -893,6 +910,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas<D>) pod_fused_kernel(const 
 
   const bool timed = P.timeline != nullptr;  // a timeline launch (uniform)
   std::uint64_t t_entry = 0, t_item = 0;        // thread 0's: the CTA's entry, the current item's start
+  zero_next_counters(P);
   if (tid == 0) {
     if (timed) t_entry = globaltimer();
     const int ticket = atomicAdd(&P.counters[2 + (smid() % kMaxSms)], 1);
@@ -1058,6 +1076,12 @@ constexpr bool kWsDefer = kWsPipe && !kWsPingPong && PODCHECK_WS_FSUM == 2;
 // from a second array, as the default makes, let ptxas serialise the products once no mma reads the old P, C7513;
 // notebook step 30). The loop bench's fsum2 mode: 21 % fewer cycles per tile than the default in the loop alone;
 // in the kernel (H100, step 31) the prefill alone is slower (A 4-5 %, B 1-3 %, C 0-2 %); the quick tier passes.
+// Beside K by tensor copies (PODCHECK_WS_TMA=2, which halved the gather that capped it; notebook step 38, H100, four
+// rounds against v3.18 in alternating processes): prefill alone B 0.255-0.258 -> 0.233-0.235 ms (64 -> 70 % of GEMM),
+// C 0.081-0.082 -> 0.074-0.077, A 45.3-46.0 -> 45.5-46.2 % of GEMM; fused A 0.384-0.385 -> 0.387-0.391, B 0.421 ->
+// 0.418-0.420, C unchanged; A's later items 1,736 -> 1,606 cycles a tile; the quick tier passes (531 / 531). The
+// candidate for the default; its GPU tests, memcheck and mutant on the tree are owed (the session's device time ran
+// out before they could run).
 constexpr bool kWsFsumPair = kWsPipe && !kWsPingPong && PODCHECK_WS_FSUM == 3;
 // 1 (with PODCHECK_WS_PIPE): the item's Q tile stays in shared memory, stored like K ([rows][64] blocks, 128-byte
 // swizzle), and S = Q K^T takes its A operand from there (WgmmaSS) instead of 32 registers per thread of fragments:
@@ -1545,6 +1569,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
     *s_done = 0;
     if constexpr (kWsTma) asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // seen by the copies
   }
+  zero_next_counters(P);
   __syncthreads();
 
   if (MODE == kWsSplitSms && decode_cta) {  // ---- (split SMs) a decode CTA: three warpgroups of decode items ----
