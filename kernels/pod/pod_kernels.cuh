@@ -1148,6 +1148,22 @@ constexpr bool kWsOStage = PODCHECK_WS_OSTAGE != 0;
 #endif
 constexpr bool kWsXitem =
     PODCHECK_WS_XITEM != 0 && kWsPipe && PODCHECK_WS_FSUM == 0 && !kWsAhead && !kWsQsmem && kWsCtx;
+// 1: each prefill item of pod_ws_kernel takes its KV tiles from tile r on, wrapping round (tile k of the loop is tile
+// (k + r) mod n), r a hash of the item's index; by default every item runs from its first tile. Notebook step 38: in
+// mix A's prefill alone the first wave of items (132 CTAs, 16-17 on each of 8 KV heads, all starting together) runs
+// 1.1-1.5 us a tile where later items run 0.93-1.0, its items ending together whatever their length; a candidate
+// cause is those CTAs reading each head's same tiles at the same moment (the same L2 lines asked by 16 SMs at once).
+// The online softmax is exact in any order (a row whose first tiles are all masked keeps its maximum at -inf, as a
+// sliding window's rows already do), so only the rounding of the sums changes. Opt-in, not yet run.
+#ifndef PODCHECK_WS_ROTATE
+#define PODCHECK_WS_ROTATE 0
+#endif
+constexpr bool kWsRotate = PODCHECK_WS_ROTATE != 0;
+static_assert(!kWsRotate || !kWsXitem, "PODCHECK_WS_ROTATE: the item overlap begins the next item at its tile 0");
+// (kWsRotate) the tile an item of n tiles begins at: the producer and the consumers compute it alike
+__device__ __forceinline__ int ws_rotation(int idx, int n) {
+  return kWsRotate && n > 1 ? int(((unsigned(idx) * 2654435761u) >> 16) % unsigned(n)) : 0;
+}
 // (split SMs) the group decode's pipelines (gd_cta below): their constants and shared-memory layout
 constexpr int kGdHeads = kGroupDecodeHeads, kGdStages = 3, kGdPipes = 2, kGdTokens = kGroupDecodeTokens;
 constexpr int kGdFirst = 1, kGdLast = 2, kGdEmpty = 4, kGdEnd = 8;  // a stage's meta flags
@@ -1624,10 +1640,11 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
       if (timed && wtid == 0) put_phase(P, idx, 4);
       const KvSrc src = kv_src<QT>(SDv, c.page_base, it.kv_head);
       const int n_tiles = c.kv_hi > c.kv_lo ? (c.kv_hi - c.kv_lo + TK - 1) / TK : 0;
+      const int rr = ws_rotation(idx, n_tiles);  // (kWsRotate) the first tile; 0 by default
       for (int k = 0; k < n_tiles; ++k) {
         mbar_wait(empty_bar(st), ph ^ 1);
         unsigned char* kdst = smem + st * L::stage;
-        const int t0 = c.kv_lo + k * TK;
+        const int t0 = c.kv_lo + (kWsRotate ? (k + rr < n_tiles ? k + rr : k + rr - n_tiles) : k) * TK;
         bool copied = false;
         if constexpr (kWsTma) {  // (PODCHECK_WS_TMA) a whole tile within one page: tensor copies
           if (P.pre_tma && t0 + TK <= c.kv_hi) {
@@ -1717,12 +1734,18 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
     for (int nn = 0; nn < NT_D; ++nn) o[nn][0] = o[nn][1] = o[nn][2] = o[nn][3] = 0.f;
     float m[2] = {begun ? m0[0] : -INFINITY, begun ? m0[1] : -INFINITY}, d[4] = {0.f, 0.f, 0.f, 0.f};
     const int n_tiles = c.kv_hi > c.kv_lo ? (c.kv_hi - c.kv_lo + TK - 1) / TK : 0;
+    // the first KV token of the loop's tile k: tile (k + rr) mod n_tiles with PODCHECK_WS_ROTATE, tile k by default
+    [[maybe_unused]] const int rr = ws_rotation(idx, n_tiles);
+    auto tt0 = [&](int k) {
+      if constexpr (kWsRotate) return c.kv_lo + (k + rr < n_tiles ? k + rr : k + rr - n_tiles) * TK;
+      else return c.kv_lo + k * TK;
+    };
     if constexpr (!kWsPipe) {
       for (int k = 0; k < n_tiles; ++k) {
         mbar_wait(full_bar(st), ph);
         fence_async_smem();  // the landed cp.async data, made visible to wgmma's operand reads
         const std::uint32_t ka = sbase + st * L::stage;
-        attend_tile_wg<D, TK, QT>(qf, ka, ka + L::kv_block, c.kv_lo + k * TK, M, o, m, d, lane);
+        attend_tile_wg<D, TK, QT>(qf, ka, ka + L::kv_block, tt0(k), M, o, m, d, lane);
         mbar_arrive(empty_bar(st));  // attend_tile_wg waited for its products: the stage is read
         if (++st == NS) { st = 0; ph ^= 1; }
       }
@@ -1797,7 +1820,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
       auto softmax_fold = [&](float (&sc)[TK / 8][4], int k, int stg) {
         float alpha[2];
         std::uint32_t pa[TK / 16][4];
-        const bool moved = softmax_tile<TK, QT, false>(sc, c.kv_lo + k * TK, M, m, alpha, pa, lane);
+        const bool moved = softmax_tile<TK, QT, false>(sc, tt0(k), M, m, alpha, pa, lane);
         row_sums<TK, QT>(d, pp);  // tile k - 1's sums, in the scale of its maximum (as O after its P V)
         wg_wait<0>();
         wg_pin<D / 2>(&o[0][0]);
@@ -1817,13 +1840,13 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         {
           float sc[TK / 8][4], rs[2] = {0.f, 0.f};
           qk_alone(sc);
-          fold(softmax_exp<TK, false>(sc, c.kv_lo, M, m, alpha, rs, lane), alpha, rs, sc);
+          fold(softmax_exp<TK, false>(sc, tt0(0), M, m, alpha, rs, lane), alpha, rs, sc);
           if (++st == NS) { st = 0; ph ^= 1; }
         }
         for (int k = 1; k < n_tiles; ++k) {
           float sc[TK / 8][4], rs[2] = {0.f, 0.f};
           qk_and_pv(sc, st_prev, pp);
-          const bool moved = softmax_exp<TK, false>(sc, c.kv_lo + k * TK, M, m, alpha, rs, lane);
+          const bool moved = softmax_exp<TK, false>(sc, tt0(k), M, m, alpha, rs, lane);
           wg_wait<0>();
           wg_pin<D / 2>(&o[0][0]);
           wg_keep<TK / 4>(&pp[0][0]);
@@ -1841,7 +1864,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         float sw[TK / 8][4], alpha[2], rs[2] = {0.f, 0.f};
         int st_prev = st, st_prev2 = st;  // the stages of tiles k - 1 and k - 2
         qk_alone(sw);
-        bool moved = softmax_exp<TK, false>(sw, c.kv_lo, M, m, alpha, rs, lane);
+        bool moved = softmax_exp<TK, false>(sw, tt0(0), M, m, alpha, rs, lane);
         if (++st == NS) { st = 0; ph ^= 1; }
         for (int k = 1; k < n_tiles; ++k) {
           wg_wait<0>();  // tile k - 2's P V (none at k = 1)
@@ -1852,7 +1875,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           float sc[TK / 8][4];
           qk_and_pv(sc, st_prev, pp);  // tile k - 1's P V runs on beside what follows
           rs[0] = rs[1] = 0.f;
-          moved = softmax_exp<TK, false>(sc, c.kv_lo + k * TK, M, m, alpha, rs, lane);
+          moved = softmax_exp<TK, false>(sc, tt0(k), M, m, alpha, rs, lane);
 #pragma unroll
           for (int nn = 0; nn < TK / 8; ++nn)
 #pragma unroll
@@ -1876,7 +1899,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           float sc[TK / 8][4], alpha[2], rs[2] = {0.f, 0.f};
           qk_alone(sc);
           if (n_tiles == 1) release_q();
-          fold(softmax_exp<TK, false>(sc, c.kv_lo, M, m, alpha, rs, lane), alpha, rs, sc);
+          fold(softmax_exp<TK, false>(sc, tt0(0), M, m, alpha, rs, lane), alpha, rs, sc);
           if (++st == NS) { st = 0; ph ^= 1; }
         }
         // tile k: its S and tile k - 1's P V (P in pin), its weights rounded into pout beside that P V, then the wait,
@@ -1885,7 +1908,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           float sc[TK / 8][4], alpha[2], rs[2] = {0.f, 0.f};
           qk_and_pv(sc, st_prev, pin);
           if (k == n_tiles - 1) release_q();
-          const bool moved = softmax_exp<TK, false>(sc, c.kv_lo + k * TK, M, m, alpha, rs, lane);
+          const bool moved = softmax_exp<TK, false>(sc, tt0(k), M, m, alpha, rs, lane);
           pack_p<TK, QT>(sc, pout);
           wg_wait<0>();
           wg_pin<D / 2>(&o[0][0]);
@@ -1935,7 +1958,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
         if (++st == NS) { st = 0; ph ^= 1; }
         {
           float alpha[2];
-          softmax_tile<TK, QT, false>(sa, c.kv_lo, M, m, alpha, pp, lane);
+          softmax_tile<TK, QT, false>(sa, tt0(0), M, m, alpha, pp, lane);
         }
         st_prev = st_cur;
         if (n_tiles >= 2) {
@@ -1981,7 +2004,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           wg_pin<TK / 2>(&sc[0][0]);
           if (n_tiles == 1) release_q();
           float alpha[2];
-          if (softmax_tile<TK, QT, false>(sc, c.kv_lo, M, m, alpha, pp, lane)) rescale<D>(o, d, alpha);
+          if (softmax_tile<TK, QT, false>(sc, tt0(0), M, m, alpha, pp, lane)) rescale<D>(o, d, alpha);
           if (++st == NS) { st = 0; ph ^= 1; }
         }
         for (int k = 1; k < n_tiles; ++k) {
