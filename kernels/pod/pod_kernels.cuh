@@ -1164,6 +1164,12 @@ static_assert(!kWsRotate || !kWsXitem, "PODCHECK_WS_ROTATE: the item overlap beg
 __device__ __forceinline__ int ws_rotation(int idx, int n) {
   return kWsRotate && n > 1 ? int(((unsigned(idx) * 2654435761u) >> 16) % unsigned(n)) : 0;
 }
+// The tile that the loop's tile k of an item of n tiles runs on, rr = ws_rotation(idx, n): the producer's copies and
+// the consumers' masks both take it from here, so they cannot disagree; tile k by default
+__device__ __forceinline__ int ws_tile(int k, int rr, int n) {
+  if constexpr (kWsRotate) return k + rr < n ? k + rr : k + rr - n;
+  else return k;
+}
 // (split SMs) the group decode's pipelines (gd_cta below): their constants and shared-memory layout
 constexpr int kGdHeads = kGroupDecodeHeads, kGdStages = 3, kGdPipes = 2, kGdTokens = kGroupDecodeTokens;
 constexpr int kGdFirst = 1, kGdLast = 2, kGdEmpty = 4, kGdEnd = 8;  // a stage's meta flags
@@ -1644,7 +1650,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
       for (int k = 0; k < n_tiles; ++k) {
         mbar_wait(empty_bar(st), ph ^ 1);
         unsigned char* kdst = smem + st * L::stage;
-        const int t0 = c.kv_lo + (kWsRotate ? (k + rr < n_tiles ? k + rr : k + rr - n_tiles) : k) * TK;
+        const int t0 = c.kv_lo + ws_tile(k, rr, n_tiles) * TK;
         bool copied = false;
         if constexpr (kWsTma) {  // (PODCHECK_WS_TMA) a whole tile within one page: tensor copies
           if (P.pre_tma && t0 + TK <= c.kv_hi) {
@@ -1734,12 +1740,9 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
     for (int nn = 0; nn < NT_D; ++nn) o[nn][0] = o[nn][1] = o[nn][2] = o[nn][3] = 0.f;
     float m[2] = {begun ? m0[0] : -INFINITY, begun ? m0[1] : -INFINITY}, d[4] = {0.f, 0.f, 0.f, 0.f};
     const int n_tiles = c.kv_hi > c.kv_lo ? (c.kv_hi - c.kv_lo + TK - 1) / TK : 0;
-    // the first KV token of the loop's tile k: tile (k + rr) mod n_tiles with PODCHECK_WS_ROTATE, tile k by default
-    [[maybe_unused]] const int rr = ws_rotation(idx, n_tiles);
-    auto tt0 = [&](int k) {
-      if constexpr (kWsRotate) return c.kv_lo + (k + rr < n_tiles ? k + rr : k + rr - n_tiles) * TK;
-      else return c.kv_lo + k * TK;
-    };
+    // the first KV token of the loop's tile k (ws_tile: the producer's order)
+    const int rr = ws_rotation(idx, n_tiles);
+    auto tt0 = [&](int k) { return c.kv_lo + ws_tile(k, rr, n_tiles) * TK; };
     if constexpr (!kWsPipe) {
       for (int k = 0; k < n_tiles; ++k) {
         mbar_wait(full_bar(st), ph);
