@@ -1170,6 +1170,38 @@ __device__ __forceinline__ int ws_tile(int k, int rr, int n) {
   if constexpr (kWsRotate) return k + rr < n ? k + rr : k + rr - n;
   else return k;
 }
+// 1: before its first prefill item, each CTA's producer asks L2 for its share of the prefill side's KV pages (every
+// page's K and V extent, pages spread over the CTAs; cp.async.bulk.prefetch.L2, a hint that loads nothing into the
+// CTA). Notebook step 39: the first wave of mix A's prefill alone (every CTA's first item, all reading each head's
+// tiles for the first time, from HBM: the benchmark rotates input sets past L2) runs 1.1-1.5 us a tile where later
+// items run 0.93; in the fused launch, beside the decode's stream, 3 us a tile. If cold lines are its cost, A's
+// prefill KV (8 MB) in L2 within the first microseconds removes it. Opt-in.
+#ifndef PODCHECK_WS_L2PF
+#define PODCHECK_WS_L2PF 0
+#endif
+constexpr bool kWsL2pf = PODCHECK_WS_L2PF != 0;
+// (kWsL2pf) the extent of one page of K or V, from its first element to its last (slot, head)'s row, in bytes
+// rounded in to 16-byte bounds; thread t of the producer warpgroup (128) in CTA b of nb prefetches pages
+// b + nb * t, b + nb * (t + 128), ...
+template <int D, class KVT>
+__device__ __forceinline__ void ws_l2_prefetch(const KParams& P, const SideDev& SDv, int t, int b, int nb) {
+  const pod_kv& kv = SDv.s.kv;
+  const int np = kv.indptr[SDv.s.num_requests];
+  const std::int64_t hk = P.num_kv_heads - 1, ps = kv.page_size - 1;
+  const std::int64_t ek = (ps * kv.k_stride_slot + hk * kv.k_stride_head + D) * std::int64_t(sizeof(KVT));
+  const std::int64_t ev = (ps * kv.v_stride_slot + hk * kv.v_stride_head + D) * std::int64_t(sizeof(KVT));
+  auto one = [](const void* base, std::int64_t off, std::int64_t bytes) {
+    const std::uintptr_t a0 = reinterpret_cast<std::uintptr_t>(base) + std::uintptr_t(off);
+    const std::uintptr_t lo = (a0 + 15) & ~std::uintptr_t(15), hi = (a0 + std::uintptr_t(bytes)) & ~std::uintptr_t(15);
+    if (hi > lo)
+      asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(lo), "r"(std::uint32_t(hi - lo)) : "memory");
+  };
+  for (int p = b + nb * t; p < np; p += nb * 128) {
+    const std::int64_t pg = kv.indices[p];
+    one(kv.k, pg * kv.k_stride_page * std::int64_t(sizeof(KVT)), ek);
+    one(kv.v, pg * kv.v_stride_page * std::int64_t(sizeof(KVT)), ev);
+  }
+}
 // (split SMs) the group decode's pipelines (gd_cta below): their constants and shared-memory layout
 constexpr int kGdHeads = kGroupDecodeHeads, kGdStages = 3, kGdPipes = 2, kGdTokens = kGroupDecodeTokens;
 constexpr int kGdFirst = 1, kGdLast = 2, kGdEmpty = 4, kGdEnd = 8;  // a stage's meta flags
@@ -1603,6 +1635,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
     }
   } else if (wg == 0) {  // ---- producer ----
     setmaxnreg_dec<kWsProducerRegs>();
+    if constexpr (kWsL2pf && MODE != kWsSplitSms) ws_l2_prefetch<D, QT>(P, SDv, wtid, int(blockIdx.x), int(gridDim.x));
     int st = 0;
     std::uint32_t ph = 0;
     // (thread 0) ring slot jm filled with the next item's index and (kWsCtx) the item and its context; jmph: the
