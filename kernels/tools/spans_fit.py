@@ -20,7 +20,11 @@ second, ...), a fit or a median per group: the waves a longest-first order makes
 With --by-sm, also each side's time per tile by SM (the `sm` column: the SM its CTA ran on), and the SMs whose items
 took over --slow (1.25) times the median SM's per tile: whether a slow launch is slow on a fixed set of SMs.
 
-  spans_fit.py FILE [--tk 64] [--by-order] [--by-sm [--slow 1.25]]
+With --ends, also when each CTA's first and second prefill items end their tile loops (the launch's clock: t0_us +
+c_tiles), min / median / max by the parity of their tile count, with the producer's last copy (median): whether
+the first wave's items end together whatever their length (notebook step 39).
+
+  spans_fit.py FILE [--tk 64] [--by-order] [--by-sm [--slow 1.25]] [--ends]
                                   (TK: the KV tokens per tile of the kernel that ran; pod_ws_kernel: PODCHECK_WS_TK)
   spans_fit.py --self-test        (recovers a known line, and a known set of slow SMs, from synthetic spans; exit 1 if not)
 Notebook: docs/KERNEL.md steps 26 and 27."""
@@ -174,6 +178,35 @@ def by_sm(rows, tk, slow):
     return out
 
 
+def ends(rows, tk):
+    """Per mode, for each CTA's first and second prefill items (by start), grouped by the parity of their tile count:
+    when their tile loops end (t0_us + c_tiles, us on the launch's clock), min / median / max, and the median time of
+    the producer's last copy (t0_us + p_last)."""
+    seqs = collections.defaultdict(list)
+    for r in rows:
+        if int(r["item"]) >= 0 and int(r["side"]) == 0 and int(r["kv_visible"]) >= 0 and (r.get("c_tiles") or "") != "":
+            seqs[(int(r["mode"]), r["cta"])].append(r)
+    groups = collections.defaultdict(list)
+    for (mode, _), rs in seqs.items():
+        rs.sort(key=lambda r: float(r["t0_us"]))
+        for order, r in enumerate(rs[:2]):
+            tiles = max(1, math.ceil(int(r["kv_visible"]) / tk))
+            last = float(r["p_last"]) if (r.get("p_last") or "") != "" else float("nan")
+            groups[(mode, order, tiles % 2)].append((float(r["t0_us"]) + float(r["c_tiles"]), float(r["t0_us"]) + last))
+    out = []
+    for (mode, order, parity), v in sorted(groups.items()):
+        e = sorted(x[0] for x in v)
+        out.append(dict(mode=mode, order=order, parity=parity, n=len(v), lo=e[0], med=e[len(e) // 2], hi=e[-1],
+                        last=sorted(x[1] for x in v)[len(v) // 2]))
+    return out
+
+
+def describe_ends(g):
+    return (f"{MODES.get(g['mode'], g['mode'])}, prefill, each CTA's item {g['order']}, "
+            f"{'even' if g['parity'] == 0 else 'odd'} tile counts ({g['n']}): tiles end at {g['lo']:.1f} / "
+            f"{g['med']:.1f} / {g['hi']:.1f} us (min / median / max); producer's last copy {g['last']:.1f}")
+
+
 def describe_sm(g, slow):
     side = "prefill" if g["side"] == 0 else "decode"
     worst = max(g["per"].values())
@@ -264,6 +297,23 @@ def self_test():
     print(("self-test by order passed: " if ok_o else "self-test by order FAILED: ") +
           "; ".join(describe_order(g) for g in go) + f" (whole fit's slope {whole[0]['b']:.3f})")
     ok = ok and ok_o
+    # ends: 4 CTAs whose first items (20-23 tiles) all end their tiles at 30 us from starts of 0.5 us, second items (4-7
+    # tiles) ending 10 + tiles us later; the producer's last copy 5 us before each end
+    buf = io.StringIO()
+    buf.write("mode,side,item,cta,sm,role,warpgroups,t0_us,dur_us,kv_begin,kv_end,kv_visible,row_begin,nchunks,clk1,"
+              + ",".join(PHASES) + "\n")
+    for cta in range(4):
+        n0, n1 = 20 + cta, 4 + cta
+        buf.write(f"1,0,{2 * cta},{cta},{cta},0,2,0.500,31.000,0,2048,{tk * n0},0,1,0,1.0,2.0,29.500,0.1,0.2,0.3,24.500\n")
+        buf.write(f"1,0,{2 * cta + 1},{cta},{cta},0,2,31.500,{12 + n1:.3f},0,2048,{tk * n1},0,1,0,0.2,0.3,"
+                  f"{8.5 + n1:.3f},0.1,0.2,0.3,{3.5 + n1:.3f}\n")
+    ge = ends(read(io.StringIO(buf.getvalue())), tk)
+    ok_e = [(g["order"], g["parity"], g["n"]) for g in ge] == [(0, 0, 2), (0, 1, 2), (1, 0, 2), (1, 1, 2)] and \
+        all(abs(g["lo"] - 30) < 1e-6 and abs(g["hi"] - 30) < 1e-6 and abs(g["last"] - 25) < 1e-6 for g in ge[:2]) and \
+        abs(ge[2]["lo"] - 44) < 1e-6 and abs(ge[2]["hi"] - 46) < 1e-6 and abs(ge[3]["lo"] - 45) < 1e-6 and \
+        abs(ge[3]["hi"] - 47) < 1e-6 and abs(ge[3]["last"] - 42) < 1e-6
+    print(("self-test ends passed: " if ok_e else "self-test ends FAILED: ") + "; ".join(describe_ends(g) for g in ge))
+    ok = ok and ok_e
     # by SM: decode items of one tile each on SMs 0-9, SMs 3 and 7 at twice the time per tile, SM 5 at 1.2 times
     buf = io.StringIO()
     buf.write("mode,side,item,cta,sm,role,warpgroups,t0_us,dur_us,kv_begin,kv_end,kv_visible,row_begin,nchunks\n")
@@ -285,6 +335,7 @@ def main():
     ap.add_argument("--by-order", action="store_true")
     ap.add_argument("--by-sm", action="store_true")
     ap.add_argument("--slow", type=float, default=1.25)
+    ap.add_argument("--ends", action="store_true")
     ap.add_argument("--self-test", action="store_true")
     o = ap.parse_args()
     if o.self_test:
@@ -311,6 +362,9 @@ def main():
     if o.by_sm:
         for g in by_sm(rows, o.tk, o.slow):
             print(describe_sm(g, o.slow))
+    if o.ends:
+        for g in ends(rows, o.tk):
+            print(describe_ends(g))
     return 0
 
 
