@@ -1082,6 +1082,15 @@ constexpr bool kWsDefer = kWsPipe && !kWsPingPong && PODCHECK_WS_FSUM == 2;
 // 0.418-0.420, C unchanged; A's later items 1,736 -> 1,606 cycles a tile; the quick tier passes (531 / 531). The
 // default from v3.19 (0: the row-sum mma, as v3.18).
 constexpr bool kWsFsumPair = kWsPipe && !kWsPingPong && PODCHECK_WS_FSUM == 3;
+// 1 (with FSUM=3): the pair loop also runs an even count's last step, leaving it at the P array that step wrote, so
+// the step's code is inlined twice instead of three times (and the last P V once per array, as before). Notebook
+// step 39: under FSUM=3 the first wave's items end their loops together, whatever their length, and the even counts
+// (one more inlined step) 2-17 us later; a launch that follows itself, its code still in L2, is 6 % faster. The
+// prefill-only form's code is 151,040 bytes against FSUM=0's 97,920. Opt-in, not yet run.
+#ifndef PODCHECK_WS_FSUM_TAIL
+#define PODCHECK_WS_FSUM_TAIL 0
+#endif
+constexpr bool kWsFsumTail = kWsFsumPair && PODCHECK_WS_FSUM_TAIL != 0;
 // 1 (with PODCHECK_WS_PIPE): the item's Q tile stays in shared memory, stored like K ([rows][64] blocks, 128-byte
 // swizzle), and S = Q K^T takes its A operand from there (WgmmaSS) instead of 32 registers per thread of fragments:
 // the registers that 128-key tiles need (PODCHECK_WS_TK_PREFILL=128). The consumers then hold the tile until the
@@ -1956,18 +1965,32 @@ __global__ void __launch_bounds__(kWsThreads, 1) pod_ws_kernel(const __grid_cons
           if (++st == NS) { st = 0; ph ^= 1; }
         };
         int k = 1;
-        for (; k + 1 < n_tiles; k += 2) {
-          step(pp, pb, k);
-          step(pb, pp, k + 1);
-        }
-        // the last P is in pp, or in pb after an odd step left over. Both ends are loops of at most one pass: a
-        // wgmma under an if serialised every wgmma of the kernel (C7514, step 26), and copying pb into pp let ptxas
-        // serialise them too (C7513)
-        const int odd = n_tiles - k;  // 0 or 1
-        for (int z = odd; z < 1; ++z) last_pv(st_prev, false, pp);
-        for (; k < n_tiles; ++k) {
-          step(pp, pb, k);
-          last_pv(st_prev, false, pb);
+        if constexpr (kWsFsumTail) {
+          // (FSUM_TAIL) each pass runs tile k's step, then tile k + 1's where there is one; a pass that ends after
+          // its first step leaves the last P in pb
+          bool in_pb = false;
+          for (; k < n_tiles; k += 2) {
+            step(pp, pb, k);
+            in_pb = k + 1 == n_tiles;
+            if (in_pb) break;
+            step(pb, pp, k + 1);
+          }
+          for (int z = in_pb ? 1 : 0; z < 1; ++z) last_pv(st_prev, false, pp);
+          for (int z = in_pb ? 0 : 1; z < 1; ++z) last_pv(st_prev, false, pb);
+        } else {
+          for (; k + 1 < n_tiles; k += 2) {
+            step(pp, pb, k);
+            step(pb, pp, k + 1);
+          }
+          // the last P is in pp, or in pb after an odd step left over. Both ends are loops of at most one pass: a
+          // wgmma under an if serialised every wgmma of the kernel (C7514, step 26), and copying pb into pp let ptxas
+          // serialise them too (C7513)
+          const int odd = n_tiles - k;  // 0 or 1
+          for (int z = odd; z < 1; ++z) last_pv(st_prev, false, pp);
+          for (; k < n_tiles; ++k) {
+            step(pp, pb, k);
+            last_pv(st_prev, false, pb);
+          }
         }
         quad_row_sums(d);
       } else if (AHEAD && n_tiles > 0) {
