@@ -59,21 +59,37 @@ def line_fit(x, y):
     return my - b * mx, b
 
 
+def tiles_of(r, tk):
+    """An item's KV tiles (at least one)."""
+    return max(1, math.ceil(int(r["kv_visible"]) / tk))
+
+
+def upper_median(v):
+    return sorted(v)[len(v) // 2] if v else float("nan")
+
+
+def cta_sequences(rows, keep):
+    """The item spans that keep(r) admits, per (mode, side, CTA) in the order they started."""
+    seqs = collections.defaultdict(list)
+    for r in rows:
+        if int(r["item"]) >= 0 and keep(r):
+            seqs[(int(r["mode"]), int(r["side"]), r["cta"])].append(r)
+    for rs in seqs.values():
+        rs.sort(key=lambda r: float(r["t0_us"]))
+    return seqs
+
+
 def phases(rows, tk):
     """Per mode, for each CTA's first prefill item and for the later ones apart (the launch's start costs the first
     more): the phase medians (us) and the fit of the tiles' part (c_tiles - c_q) on tiles."""
     out = []
-    seqs = collections.defaultdict(list)
-    for r in rows:
-        if int(r["item"]) >= 0 and int(r["side"]) == 0 and (r.get("c_tiles") or "") != "" and (r.get("c_q") or "") != "":
-            seqs[(int(r["mode"]), r["cta"])].append(r)
+    seqs = cta_sequences(rows, lambda r: int(r["side"]) == 0 and (r.get("c_tiles") or "") != "" and
+                         (r.get("c_q") or "") != "")
     by_mode = collections.defaultdict(list)
-    for (mode, _), rs in seqs.items():
-        rs.sort(key=lambda r: float(r["t0_us"]))
+    for (mode, _, _), rs in seqs.items():
         for i, r in enumerate(rs):
             by_mode[(mode, i > 0)].append(r)
     for (mode, later), rs in sorted(by_mode.items()):
-        med = lambda v: sorted(v)[len(v) // 2] if v else float("nan")
         get = lambda r, k: float(r[k]) if (r.get(k) or "") != "" else None
         parts = {
             "index and item": [get(r, "c_ready") for r in rs],
@@ -82,11 +98,11 @@ def phases(rows, tk):
             "epilogue": [float(r["dur_us"]) - get(r, "c_tiles") for r in rs],
         }
         prod = {k: [v for v in (get(r, k) for r in rs) if v is not None] for k in ("p_item", "p_q", "p_tile0", "p_last")}
-        x = [max(1, math.ceil(int(r["kv_visible"]) / tk)) for r in rs if int(r["kv_visible"]) >= 0]
+        x = [tiles_of(r, tk) for r in rs if int(r["kv_visible"]) >= 0]
         y = [get(r, "c_tiles") - get(r, "c_q") for r in rs if int(r["kv_visible"]) >= 0]
         a, b = line_fit(x, y) if len(x) >= 2 else (float("nan"), float("nan"))
-        out.append(dict(mode=mode, later=later, n=len(rs), parts={k: med(v) for k, v in parts.items()},
-                        prod={k: med(v) for k, v in prod.items()}, a=a, b=b, mhz=clock_mhz(
+        out.append(dict(mode=mode, later=later, n=len(rs), parts={k: upper_median(v) for k, v in parts.items()},
+                        prod={k: upper_median(v) for k, v in prod.items()}, a=a, b=b, mhz=clock_mhz(
                             [r for r in rows if int(r["mode"]) == mode])))
     return out
 
@@ -113,7 +129,7 @@ def fit(rows, tk):
             it = [r for r in rs if int(r["item"]) >= 0 and int(r["side"]) == side and int(r["kv_visible"]) >= 0]
             if len(it) < 2:
                 continue
-            x = [max(1, math.ceil(int(r["kv_visible"]) / tk)) for r in it]
+            x = [tiles_of(r, tk) for r in it]
             y = [float(r["dur_us"]) for r in it]
             n = len(x); mx = sum(x) / n
             a, b = line_fit(x, y)
@@ -124,7 +140,7 @@ def fit(rows, tk):
                 med[xx].append(c)
             out.append(dict(mode=mode, side=side, n=n, tiles_min=min(x), tiles_max=max(x), tiles_mean=mx, a=a, b=b,
                             rms=rms, span=span, ctas=ctas, busy=sum(y) / (ctas * span), fixed=a * n / sum(y), mhz=mhz,
-                            medians={k: sorted(v)[len(v) // 2] for k, v in med.items()}))
+                            medians={k: upper_median(v) for k, v in med.items()}))
     return out
 
 
@@ -132,19 +148,13 @@ def by_order(rows, tk):
     """Per mode and side: the items grouped by their index in their CTA's sequence (by start time), each group's
     count, tile and start ranges, and its line fit (or, with one tile count, its median)."""
     out = []
-    seqs = collections.defaultdict(list)
-    for r in rows:
-        if int(r["item"]) >= 0 and int(r["kv_visible"]) >= 0:
-            seqs[(int(r["mode"]), int(r["side"]), r["cta"])].append(r)
     groups = collections.defaultdict(list)
-    for (mode, side, _), rs in seqs.items():
-        rs.sort(key=lambda r: float(r["t0_us"]))
+    for (mode, side, _), rs in cta_sequences(rows, lambda r: int(r["kv_visible"]) >= 0).items():
         for i, r in enumerate(rs):
-            groups[(mode, side, i)].append((max(1, math.ceil(int(r["kv_visible"]) / tk)), float(r["dur_us"]),
-                                            float(r["t0_us"])))
+            groups[(mode, side, i)].append((tiles_of(r, tk), float(r["dur_us"]), float(r["t0_us"])))
     for (mode, side, i), v in sorted(groups.items()):
         x = [a for a, _, _ in v]; y = [b for _, b, _ in v]
-        a, b = line_fit(x, y) if len(set(x)) > 1 else (sorted(y)[len(y) // 2], None)
+        a, b = line_fit(x, y) if len(set(x)) > 1 else (upper_median(y), None)
         out.append(dict(mode=mode, side=side, order=i, n=len(v), tiles=(min(x), max(x)),
                         start=(min(t for *_, t in v), max(t for *_, t in v)), a=a, b=b))
     return out
@@ -167,7 +177,7 @@ def by_sm(rows, tk, slow):
             continue
         acc = groups[(int(r["mode"]), int(r["side"]))][int(r["sm"])]
         acc[0] += float(r["dur_us"])
-        acc[1] += max(1, math.ceil(int(r["kv_visible"]) / tk))
+        acc[1] += tiles_of(r, tk)
         acc[2] += 1
     for (mode, side), sms in sorted(groups.items()):
         per = {sm: us / tiles for sm, (us, tiles, _) in sms.items()}
@@ -182,22 +192,19 @@ def ends(rows, tk):
     """Per mode, for each CTA's first and second prefill items (by start), grouped by the parity of their tile count:
     when their tile loops end (t0_us + c_tiles, us on the launch's clock), min / median / max, and the median time of
     the producer's last copy (t0_us + p_last)."""
-    seqs = collections.defaultdict(list)
-    for r in rows:
-        if int(r["item"]) >= 0 and int(r["side"]) == 0 and int(r["kv_visible"]) >= 0 and (r.get("c_tiles") or "") != "":
-            seqs[(int(r["mode"]), r["cta"])].append(r)
+    seqs = cta_sequences(rows, lambda r: int(r["side"]) == 0 and int(r["kv_visible"]) >= 0 and
+                         (r.get("c_tiles") or "") != "")
     groups = collections.defaultdict(list)
-    for (mode, _), rs in seqs.items():
-        rs.sort(key=lambda r: float(r["t0_us"]))
+    for (mode, _, _), rs in seqs.items():
         for order, r in enumerate(rs[:2]):
-            tiles = max(1, math.ceil(int(r["kv_visible"]) / tk))
+            tiles = tiles_of(r, tk)
             last = float(r["p_last"]) if (r.get("p_last") or "") != "" else float("nan")
             groups[(mode, order, tiles % 2)].append((float(r["t0_us"]) + float(r["c_tiles"]), float(r["t0_us"]) + last))
     out = []
     for (mode, order, parity), v in sorted(groups.items()):
         e = sorted(x[0] for x in v)
-        out.append(dict(mode=mode, order=order, parity=parity, n=len(v), lo=e[0], med=e[len(e) // 2], hi=e[-1],
-                        last=sorted(x[1] for x in v)[len(v) // 2]))
+        out.append(dict(mode=mode, order=order, parity=parity, n=len(v), lo=e[0], med=upper_median(e), hi=e[-1],
+                        last=upper_median([x[1] for x in v])))
     return out
 
 
