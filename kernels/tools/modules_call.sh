@@ -15,6 +15,7 @@
 #     BENCH_MIXES (default "A C"); the first round also writes each side's timeline spans
 #     (PODCHECK_BENCH_TIMELINES=all) and prints spans_fit.py --ends of them
 #   QUICK="NAME ...": the quick tier judged under each module (device_run.sh check-quick, 16 processes)
+#   MUTANT="NAME ...": each module, built with a deliberate error, judged on quick shard 0/16: it must fail (rc 1)
 #   GOLDEN="NAME ...": the golden cases recorded under each module and compared dataset by dataset with the trace
 #     committed for the tree's kernel (GOLDEN_REF, default the newest traces/golden/podcheck-cuda/*.h5):
 #     cmp_traces.py, for a change that must leave every output bit for bit as it was
@@ -35,7 +36,7 @@ so_of() {  # module name -> its .so on this machine (unpacked once)
   [ -f /tmp/mods/$1.so ] || { mkdir -p /tmp/mods && xz -dc "${MODS:-.wip/mods}/$1.so.xz" > /tmp/mods/$1.so; } || return 1
   echo /tmp/mods/$1.so
 }
-for m in ${NCU:-} ${BENCH:-} ${QUICK:-} ${GOLDEN:-}; do so_of $m > /dev/null || { echo "modules_call: no module $m" >&2; exit 2; }; done
+for m in ${NCU:-} ${BENCH:-} ${QUICK:-} ${MUTANT:-} ${GOLDEN:-}; do so_of $m > /dev/null || { echo "modules_call: no module $m" >&2; exit 2; }; done
 if [ -n "${FI:-}" ]; then
   ( mkdir -p /tmp/fi && tar xf "$FI" -C /tmp/fi && cmake -S . -B /tmp/build-fi -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_CUDA_ARCHITECTURES=90 -DPODCHECK_BUILD_TESTS=OFF -DPODCHECK_FLASHINFER_DIR=/tmp/fi/.flashinfer \
@@ -93,6 +94,14 @@ for m in ${QUICK:-}; do
   cp "$(so_of $m)" pq/libpodcheck_gpu.so
   PREBUILT=pq CHECK_TIMEOUT=$(( $(left) - 40 < 150 ? $(left) - 40 : 150 )) OUT=$OUT/quick_$m \
     bash kernels/tools/device_run.sh check-quick 2>&1 | grep -v "^run --check" | tail -3 | tee -a "$OUT/s.txt"
+done
+for m in ${MUTANT:-}; do
+  [ "$(left)" -gt 90 ] || { say "mutant $m: skipped, $(left) s left"; continue; }
+  say "mutant $m on quick shard 0/16 (must fail: rc 1)"
+  PODCHECK_GPU_MODULE=$(so_of $m) timeout 80 $PC run --kernel podcheck-cuda --tier quick --shard 0/16 --check \
+    > "$OUT/mutant_$m.log" 2>&1
+  rc=$?; echo "mutant $m rc=$rc $([ $rc = 1 ] && echo '(failed, as it must)' || echo '(NOT the failure it must give)')" \
+    | tee -a "$OUT/s.txt"; tail -1 "$OUT/mutant_$m.log" | tee -a "$OUT/s.txt"
 done
 REF=${GOLDEN_REF:-$(ls traces/golden/podcheck-cuda/*.h5 2>/dev/null | sort | tail -1)}
 for m in ${GOLDEN:-}; do
