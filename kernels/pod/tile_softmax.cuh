@@ -115,14 +115,14 @@ __device__ __forceinline__ float ex2(float x) {
 // Two 16-bit ones in one register: the B operand that turns an mma into row sums of P.
 template <class QT> constexpr std::uint32_t kOnes2 = std::is_same_v<QT, __half> ? 0x3C003C00u : 0x3F803F80u;
 
-// 1: a masked tile tests each logit's token against its row's visible interval (token_range.hpp: two compares), the
-// bounds worked out once per row and tile; a custom mask's bits are gathered first, by a loop not unrolled, in a
-// branch of their own. 0 (default): the whole mask rule (visible, above) per element, unrolled, which ptxas inlines
-// into every copy of the step. The masked path was 84,736 of the prefill-only warp-specialised kernel's 151,040 bytes
-// of sm_90a code (D 128, bf16, v3.19), 30,592 of them the custom mask's; with 1 that kernel is 89,472 bytes, the
-// co-resident and split forms 207,744 and 225,152 (275,584 and 293,632), all six kernel sets 6.98 MB (8.17;
-// kernels/tools/code_size.py, notebook step 40). Each logit is kept or masked as before and transformed alike, so the
-// outputs do not change. Not yet run on a GPU.
+// 1: a masked tile tests each logit's token against its row's visible interval (token_range.hpp's FragmentMask: two
+// compares and a bit), the bounds worked out once per row and tile; a custom mask's bits are gathered first, by a loop
+// not unrolled, in a branch of their own. 0 (default): the whole mask rule (visible, above) per element, unrolled,
+// which ptxas inlines into every copy of the step. The masked path was 84,736 of the prefill-only warp-specialised
+// kernel's 151,040 bytes of sm_90a code (D 128, bf16, v3.19), 30,592 of them the custom mask's; with 1 that kernel is
+// 91,008 bytes, the co-resident and split forms 210,048 and 227,072 (275,584 and 293,632), all six kernel sets 7.02 MB
+// (8.17; kernels/tools/code_size.py, notebook step 40). Each logit is kept or masked as before and transformed alike,
+// so the outputs do not change. Not yet run on a GPU.
 #ifndef PODCHECK_MASK_RANGE
 #define PODCHECK_MASK_RANGE 0
 #endif
@@ -176,40 +176,12 @@ __device__ __forceinline__ bool softmax_exp(float (&s)[NTOK / 8][4], int t0, con
       mx[hr] = fmaxf(mx[hr], s[n][e]);
     };
     if constexpr (kMaskRange) {
-      const int jb = t0 + 2 * tq;  // this thread's first token of the tile; element (n, e)'s is jb + n * 8 + (e & 1)
-      const pod_side& S = *M.S;
-      TokenRange tr[2];
-#pragma unroll
-      for (int hr = 0; hr < 2; ++hr)
-        tr[hr] = visible_tokens(S.mask_mode, S.window_left, M.irow[hr], M.qo_len, M.L, M.kv_hi, M.prow[hr] < M.packed);
-      // a custom mask's bits of the tile gathered first, by a loop not unrolled (unrolled, the 32 reads and their
-      // address arithmetic took 54 KB of the kernel's code, in every copy of the step); only for tokens in the row's
-      // interval, as the whole rule reads them (a row past the request has no segment to read)
-      static_assert(NN * 4 <= 64, "a tile of up to 128 tokens: 64 elements a thread");
-      using Bits = std::conditional_t<NN * 4 <= 32, std::uint32_t, std::uint64_t>;
-      Bits bits = ~Bits{0};  // bit n * 4 + e: element (n, e)'s token is not masked by a custom mask
-      if (S.mask_mode == POD_MASK_CUSTOM) {  // warp-uniform
-        const std::int64_t seg = S.custom_mask_indptr[M.r];
-        // the two rows' bounds and query rows as scalars: an array indexed in a loop that is not unrolled would
-        // live in local memory
-        const int lo0 = tr[0].lo, hi0 = tr[0].hi, lo1 = tr[1].lo, hi1 = tr[1].hi, i0 = M.irow[0], i1 = M.irow[1];
-        bits = 0;
-#pragma unroll 1
-        for (int k = 0; k < NN * 4; ++k) {
-          const bool r1 = k & 2;  // row gq + 8
-          const int j = jb + (k >> 2) * 8 + (k & 1);
-          if (j >= (r1 ? lo1 : lo0) && j <= (r1 ? hi1 : hi0) &&
-              custom_mask_bit(S.custom_mask, seg, r1 ? i1 : i0, M.L, j))
-            bits |= Bits{1} << k;
-        }
-      }
+      const FragmentMask<NTOK / 8> fm = fragment_mask<NTOK / 8>(*M.S, M.r, M.irow[0], M.prow[0] < M.packed, M.irow[1],
+                                                              M.prow[1] < M.packed, M.qo_len, M.L, M.kv_hi, t0 + 2 * tq);
 #pragma unroll
       for (int n = 0; n < NN; ++n)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int j = jb + n * 8 + (e & 1);
-          put(n, e, j, tr[e >> 1].holds(j) && ((bits >> (n * 4 + e)) & 1));
-        }
+        for (int e = 0; e < 4; ++e) put(n, e, fm.token(n, e), fm.keeps(n, e));
     } else {
 #pragma unroll
       for (int n = 0; n < NN; ++n)
