@@ -14,6 +14,9 @@
 #   BENCH="tree NAME ...": `bench kernel` under each module, BENCH_ROUNDS rounds (default 2) alternating, on
 #     BENCH_MIXES (default "A C"); the first round also writes each side's timeline spans
 #     (PODCHECK_BENCH_TIMELINES=all) and prints spans_fit.py --ends of them
+#   WARM="NAME ...": mix A's timelines under each module with every timeline launch run twice and the second one's
+#     spans kept (PODCHECK_BENCH_TIMELINE_REPEAT=1: code, Q and KV left in L2 by the first), spans_fit.py --ends of
+#     them: against BENCH's cold spans, what a launch's cold start costs under that module (notebook step 39)
 #   QUICK="NAME ...": the quick tier judged under each module (device_run.sh check-quick, 16 processes)
 #   MUTANT="NAME ...": each module, built with a deliberate error, judged on quick shard 0/16: it must fail (rc 1)
 #   GOLDEN="NAME ...": the golden cases recorded under each module and compared dataset by dataset with the trace
@@ -36,7 +39,7 @@ so_of() {  # module name -> its .so on this machine (unpacked once)
   [ -f /tmp/mods/$1.so ] || { mkdir -p /tmp/mods && xz -dc "${MODS:-.wip/mods}/$1.so.xz" > /tmp/mods/$1.so; } || return 1
   echo /tmp/mods/$1.so
 }
-for m in ${NCU:-} ${BENCH:-} ${QUICK:-} ${MUTANT:-} ${GOLDEN:-}; do so_of $m > /dev/null || { echo "modules_call: no module $m" >&2; exit 2; }; done
+for m in ${NCU:-} ${BENCH:-} ${WARM:-} ${QUICK:-} ${MUTANT:-} ${GOLDEN:-}; do so_of $m > /dev/null || { echo "modules_call: no module $m" >&2; exit 2; }; done
 if [ -n "${FI:-}" ]; then
   ( mkdir -p /tmp/fi && tar xf "$FI" -C /tmp/fi && cmake -S . -B /tmp/build-fi -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_CUDA_ARCHITECTURES=90 -DPODCHECK_BUILD_TESTS=OFF -DPODCHECK_FLASHINFER_DIR=/tmp/fi/.flashinfer \
@@ -83,8 +86,17 @@ for ((r = 1; r <= ${BENCH_ROUNDS:-2}; ++r)); do
     echo "bench $m round $r rc=$?" | tee -a "$OUT/s.txt"
     grep -E "^[A-Z][A-Za-z0-9-]* .* [0-9]+\.[0-9]+ +[0-9]|GEMM|copy" "$OUT/bench_${m}_$r.log" | head -12 | tee -a "$OUT/s.txt"
     [ $r = 1 ] && [ -f /tmp/spans/$m.csv ] && python3 kernels/tools/spans_fit.py --ends /tmp/spans/$m.csv 2>&1 \
-      | grep -A12 -i "ends" | head -14 | tee -a "$OUT/s.txt"
+      | grep "tiles end at" | head -12 | tee -a "$OUT/s.txt"
   done
+done
+for m in ${WARM:-}; do
+  [ "$(left)" -gt 150 ] || { say "warm spans under $m: skipped, $(left) s left"; continue; }
+  say "warm spans under $m (each timeline launch run twice, the second kept)"
+  PODCHECK_GPU_MODULE=$(so_of $m) PODCHECK_BENCH_TIMELINES=all PODCHECK_BENCH_TIMELINE_REPEAT=1 \
+    PODCHECK_BENCH_SPANS=/tmp/spans/${m}_warm.csv timeout 90 $PC bench kernel --mix A --reps 5 > "$OUT/warm_$m.log" 2>&1
+  echo "warm $m rc=$?" | tee -a "$OUT/s.txt"
+  [ -f /tmp/spans/${m}_warm.csv ] && python3 kernels/tools/spans_fit.py --ends /tmp/spans/${m}_warm.csv 2>&1 \
+    | grep "tiles end at" | head -12 | tee -a "$OUT/s.txt"
 done
 ls /tmp/spans/*.csv > /dev/null 2>&1 && xz -T0 /tmp/spans/*.csv && tar cf "$OUT/spans.tar" -C /tmp spans
 for m in ${QUICK:-}; do
