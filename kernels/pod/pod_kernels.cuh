@@ -1163,6 +1163,11 @@ constexpr bool kWsXitem =
 // cause is those CTAs reading each head's same tiles at the same moment (the same L2 lines asked by 16 SMs at once).
 // The online softmax is exact in any order (a row whose first tiles are all masked keeps its maximum at -inf, as a
 // sliding window's rows already do), so only the rounding of the sums changes. Opt-in, not yet run.
+// 2: every item takes its last tile first, then the others from tile 0 on (r = n - 1). A causal item's diagonal cuts
+// only its last tile (mix A: 128 packed rows are 32 query positions, their diagonal inside one 64-key tile), so the
+// masked path then runs in tile 0's code alone, never in the loop's inlined copies of the step, and the end of an
+// item runs no code that its start has not (notebook step 40: the masked path is 56 % of the prefill-only kernel's
+// code, and the first wave's items wait at their ends on code no SM has run yet in the launch). Opt-in, not yet run.
 #ifndef PODCHECK_WS_ROTATE
 #define PODCHECK_WS_ROTATE 0
 #endif
@@ -1170,6 +1175,7 @@ constexpr bool kWsRotate = PODCHECK_WS_ROTATE != 0;
 static_assert(!kWsRotate || !kWsXitem, "PODCHECK_WS_ROTATE: the item overlap begins the next item at its tile 0");
 // (kWsRotate) the tile an item of n tiles begins at: the producer and the consumers compute it alike
 __device__ __forceinline__ int ws_rotation(int idx, int n) {
+  if constexpr (PODCHECK_WS_ROTATE == 2) return n > 1 ? n - 1 : 0;
   return kWsRotate && n > 1 ? int(((unsigned(idx) * 2654435761u) >> 16) % unsigned(n)) : 0;
 }
 // The tile that the loop's tile k of an item of n tiles runs on, rr = ws_rotation(idx, n): the producer's copies and
