@@ -62,7 +62,9 @@ template <> struct Pack2<__nv_bfloat16> {
   }
 };
 
-// Whether query row i of request r sees KV token j (causal bottom-right aligned, sliding window, custom mask).
+// Whether query row i of request r sees KV token j (causal bottom-right aligned, sliding window, custom mask). The
+// default build's per-element rule, kept as it is so that its machine code stays v3.19's; PODCHECK_MASK_RANGE's
+// FragmentMask (token_range.hpp) makes the same decisions, and replaces this once it is the default.
 __device__ __forceinline__ bool visible(const pod_side& s, int r, int i, int j, int qo_len, int L) {
   const int p = i + L - qo_len;  // bottom-right aligned position of row i
   if (s.mask_mode == POD_MASK_CAUSAL && j > p) return false;

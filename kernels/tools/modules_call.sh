@@ -40,6 +40,8 @@ so_of() {  # module name -> its .so on this machine (unpacked once)
   echo /tmp/mods/$1.so
 }
 for m in ${NCU:-} ${BENCH:-} ${WARM:-} ${QUICK:-} ${MUTANT:-} ${GOLDEN:-}; do so_of $m > /dev/null || { echo "modules_call: no module $m" >&2; exit 2; }; done
+# FlashInfer's port: the configure of device_run.sh's port step, started here in the background so that its ~40 s
+# build runs beside the ncu step instead of before the bench that needs it
 if [ -n "${FI:-}" ]; then
   ( mkdir -p /tmp/fi && tar xf "$FI" -C /tmp/fi && cmake -S . -B /tmp/build-fi -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_CUDA_ARCHITECTURES=90 -DPODCHECK_BUILD_TESTS=OFF -DPODCHECK_FLASHINFER_DIR=/tmp/fi/.flashinfer \

@@ -3,7 +3,7 @@
 # unpacking), built and packed on this machine: podcheck, the GPU module libpodcheck_gpu.so, kernels_tests and the stub
 # port, stripped, in one xz'd tar (3.5 MB for v3.19; the call's carry is 64 MiB with the tree). The build folder must
 # target the device's sm_90a (configured with CUDAARCHS=90a-real, the device's kernels; ~3 min on 2 cores). The Debian 12
-# binaries run on the device's Ubuntu 24.04 (steps 39-40).
+# binaries run on the device's Ubuntu 24.04 (notebook step 39).
 #   kernels/tools/pack_bin.sh [BUILD=build] [OUT=.wip/bin.txz]
 set -eu
 B=${1:-build}; O=${2:-.wip/bin.txz}
